@@ -1,0 +1,25 @@
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: install serve test lint types check bench eval
+
+$(VENV)/bin/lithos: pyproject.toml
+	python3 -m venv $(VENV) && $(VENV)/bin/pip install -q -e ".[dev]"
+	touch $@
+
+install: $(VENV)/bin/lithos
+
+serve: install
+	$(VENV)/bin/lithos serve
+
+test: install
+	$(PY) -m pytest
+
+lint: install
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+
+types: install
+	$(VENV)/bin/mypy
+
+check: lint types test

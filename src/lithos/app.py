@@ -1,0 +1,164 @@
+"""The composition root: the one place that reads settings and builds every store and service.
+
+``LithosApp(config)`` opens nothing; ``open()`` opens the stores and services, ``start()``
+verifies the indexes against the files and starts the background workers, ``close()`` stops
+and closes everything. The CLI and the MCP server both go through this class.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from lithos.config import LithosConfig
+from lithos.domain.embedding import Embedder
+from lithos.services.agents import AgentRegistry
+from lithos.services.coordination import CoordinationService
+from lithos.services.embedding import EmbeddingWorker
+from lithos.services.graph import LinkGraph
+from lithos.services.indexing import Indexer, Progress, ReconcileReport
+from lithos.services.knowledge import KnowledgeService
+from lithos.services.search import SearchService
+from lithos.services.watcher import KnowledgeWatcher
+from lithos.store.catalog import Catalog
+from lithos.store.coordination import COORDINATION_MIGRATIONS
+from lithos.store.embedder import create_embedder
+from lithos.store.fulltext import FullTextIndex
+from lithos.store.markdown import KnowledgeFiles
+from lithos.store.sqlite import Database
+from lithos.store.vectors import VectorStore
+
+log = logging.getLogger("lithos")
+
+
+class LithosApp:
+    def __init__(self, config: LithosConfig, embedder: Embedder | None = None) -> None:
+        self.config = config
+        self._embedder = embedder
+        self._opened = False
+        self.watcher: KnowledgeWatcher | None = None
+        self.last_reconcile: ReconcileReport | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def open(self) -> LithosApp:
+        cfg = self.config
+        data = cfg.data_dir
+        self.files = KnowledgeFiles(cfg.knowledge_dir)
+        self.coordination_db = Database(data / ".lithos" / "coordination.db", COORDINATION_MIGRATIONS)
+        self.catalog = Catalog(data / ".index" / "catalog.db")
+        self.fulltext = FullTextIndex(data / ".tantivy")
+        self.embedder = self._embedder or create_embedder(
+            cfg.search.embedding_model, threads=cfg.search.embedding_threads
+        )
+        self.vectors = VectorStore(
+            data / ".vectors" / "vectors.db", self.embedder.model_id, self.embedder.dimension
+        )
+        self.embedding = EmbeddingWorker(
+            self.vectors, self.embedder, batch_size=cfg.search.embedding_batch_size
+        )
+        self.indexer = Indexer(
+            self.files,
+            self.catalog,
+            self.fulltext,
+            self.vectors,
+            self.embedding.notify,
+            chunk_size=cfg.search.chunk_size,
+            chunk_max=cfg.search.chunk_max,
+        )
+        self.graph = LinkGraph(self.indexer)
+        self.agents = AgentRegistry(self.coordination_db)
+        self.coordination = CoordinationService(
+            self.coordination_db,
+            self.agents,
+            default_ttl_minutes=cfg.coordination.claim_default_ttl_minutes,
+            max_ttl_minutes=cfg.coordination.claim_max_ttl_minutes,
+        )
+        self.knowledge = KnowledgeService(
+            self.files, self.indexer, self.graph, self.agents, cfg.storage.max_content_bytes
+        )
+        self.search = SearchService(
+            self.catalog,
+            self.fulltext,
+            self.vectors,
+            self.embedder,
+            default_threshold=cfg.search.semantic_threshold,
+            max_results=cfg.search.max_results,
+            rrf_k=cfg.search.rrf_k,
+        )
+        self._opened = True
+        return self
+
+    def start(
+        self, watch: bool | None = None, embed: bool = True, progress: Progress | None = None
+    ) -> ReconcileReport:
+        """Verify and repair every index against the files, then start background work."""
+        if not self._opened:
+            self.open()
+        self.last_reconcile = self.reconcile(
+            clear=self.config.index.rebuild_on_start, progress=progress
+        )
+        if embed:
+            self.embedding.start()
+        if watch if watch is not None else self.config.server.watch_files:
+            self.watcher = KnowledgeWatcher(self.indexer, self.config.index.watch_debounce_ms)
+            self.watcher.start()
+        return self.last_reconcile
+
+    def reconcile(self, clear: bool = False, progress: Progress | None = None) -> ReconcileReport:
+        report = self.indexer.reconcile(clear=clear, progress=progress)
+        log.info("index check: %s", report.as_dict())
+        return report
+
+    def close(self) -> None:
+        if not self._opened:
+            return
+        if self.watcher is not None:
+            self.watcher.stop()
+        self.embedding.stop()
+        self.fulltext.close()
+        self.vectors.close()
+        self.catalog.close()
+        self.coordination_db.close()
+        self._opened = False
+
+    # -- system -------------------------------------------------------------------------
+
+    async def stats(self) -> dict[str, Any]:
+        """Exact counts, plus per-index counts so drift would be visible."""
+        counts = await self.coordination.counts()
+        vectors, documents, tags, fulltext, problems = await asyncio.gather(
+            asyncio.to_thread(self.vectors.counts),
+            asyncio.to_thread(self.catalog.count),
+            asyncio.to_thread(self.catalog.tag_counts),
+            asyncio.to_thread(self.fulltext.count),
+            asyncio.to_thread(self.catalog.problems),
+        )
+        return {
+            "documents": documents,
+            "chunks": vectors.chunks,
+            "agents": await self.agents.count(),
+            "active_tasks": counts["active_tasks"],
+            "open_claims": counts["open_claims"],
+            "tags": len(tags),
+            "indexes": {
+                "catalog_documents": documents,
+                "fulltext_documents": fulltext,
+                "vector_documents": vectors.notes,
+                "embedded_chunks": vectors.embedded_chunks,
+                "pending_chunks": vectors.pending_chunks,
+                "embedding_model": self.embedder.model_id,
+            },
+            "problems": len(problems),
+        }
+
+    def health(self) -> dict[str, Any]:
+        return {
+            "status": "ok" if self._opened else "starting",
+            "components": {
+                "knowledge_dir": str(self.files.root) if self._opened else None,
+                "watcher": "running" if self.watcher is not None else "off",
+                "embedding_worker": "running" if self._opened and self.embedding.is_alive() else "off",
+            },
+        }

@@ -1,0 +1,183 @@
+"""Settings: defaults < ``config.yaml`` < ``LITHOS_`` environment variables.
+
+The YAML file is ``<data_dir>/config.yaml`` unless a path is given. Nested keys come from the
+environment as ``LITHOS_SEARCH__SEMANTIC_THRESHOLD=0.4``; the common ones also have flat names:
+``LITHOS_DATA_DIR``, ``LITHOS_HOST``, ``LITHOS_PORT``, ``LITHOS_TRANSPORT``.
+"""
+
+from __future__ import annotations
+
+import os
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from lithos.errors import ConfigError
+
+FLAT_ENV = {
+    "LITHOS_DATA_DIR": ("storage", "data_dir"),
+    "LITHOS_HOST": ("server", "host"),
+    "LITHOS_PORT": ("server", "port"),
+    "LITHOS_TRANSPORT": ("server", "transport"),
+}
+
+
+class _Section(BaseModel):
+    model_config = {"extra": "forbid"}
+
+
+class ServerConfig(_Section):
+    transport: Literal["stdio", "http", "sse"] = "http"
+    # Loopback by default: Lithos has no authentication, so listening on every interface
+    # would hand the knowledge base to the whole network. Containers set 0.0.0.0 explicitly.
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=1, le=65535)
+    watch_files: bool = True
+
+
+class StorageConfig(_Section):
+    data_dir: Path = Path("./data")
+    knowledge_subdir: str = "knowledge"
+    max_content_bytes: int = Field(default=1_000_000, ge=1)
+
+
+class SearchConfig(_Section):
+    embedding_model: str = "all-MiniLM-L6-v2"
+    embedding_threads: int = Field(default=1, ge=1, le=64)
+    embedding_batch_size: int = Field(default=8, ge=1, le=256)
+    semantic_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
+    max_results: int = Field(default=50, ge=1, le=1000)
+    chunk_size: int = Field(default=500, ge=50)
+    chunk_max: int = Field(default=1000, ge=100)
+    rrf_k: int = Field(default=60, ge=1)
+
+    @model_validator(mode="after")
+    def _chunk_bounds(self) -> SearchConfig:
+        if self.chunk_max < self.chunk_size:
+            raise ValueError("search.chunk_max must be >= search.chunk_size")
+        return self
+
+
+class CoordinationConfig(_Section):
+    claim_default_ttl_minutes: int = Field(default=60, ge=1)
+    claim_max_ttl_minutes: int = Field(default=480, ge=1)
+
+
+class IndexConfig(_Section):
+    rebuild_on_start: bool = False
+    watch_debounce_ms: int = Field(default=500, ge=0, le=60_000)
+
+
+class LithosConfig(BaseSettings):
+    """Every setting of Lithos. Build it with :func:`load_config`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="LITHOS_", env_nested_delimiter="__", extra="forbid"
+    )
+
+    server: ServerConfig = ServerConfig()
+    storage: StorageConfig = StorageConfig()
+    search: SearchConfig = SearchConfig()
+    coordination: CoordinationConfig = CoordinationConfig()
+    index: IndexConfig = IndexConfig()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # First source wins: CLI flags, nested env, flat env, YAML file, then defaults.
+        yaml_values = _YAML_VALUES.get()
+        return (
+            init_settings,
+            env_settings,
+            InitSettingsSource(settings_cls, _flat_env_values()),
+            InitSettingsSource(settings_cls, yaml_values),
+        )
+
+    @property
+    def data_dir(self) -> Path:
+        return self.storage.data_dir
+
+    @property
+    def knowledge_dir(self) -> Path:
+        return self.storage.data_dir / self.storage.knowledge_subdir
+
+
+_YAML_VALUES: ContextVar[dict[str, Any]] = ContextVar("lithos_yaml_values", default={})
+
+
+def load_config(
+    data_dir: Path | None = None,
+    config_file: Path | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> LithosConfig:
+    """Resolve settings; ``overrides`` (``{"server.port": 9000}`` from CLI flags) win over all.
+
+    Raises ConfigError with a readable message for a missing, malformed or invalid config.
+    """
+    base_dir = data_dir or _env_data_dir() or StorageConfig().data_dir
+    path = config_file or base_dir / "config.yaml"
+    init: dict[str, Any] = {}
+    if data_dir is not None:
+        init["storage"] = {"data_dir": str(data_dir)}
+    for dotted, value in (overrides or {}).items():
+        section, key = dotted.split(".")
+        init.setdefault(section, {})[key] = value
+    token = _YAML_VALUES.set(_read_yaml(path, required=config_file is not None))
+    try:
+        config = LithosConfig(**init)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid configuration ({path}): {_describe(exc)}") from exc
+    finally:
+        _YAML_VALUES.reset(token)
+    config.storage.data_dir = config.storage.data_dir.expanduser().resolve()
+    return config
+
+
+def _flat_env_values() -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name, (section, key) in FLAT_ENV.items():
+        if name in os.environ:
+            values.setdefault(section, {})[key] = os.environ[name]
+    return values
+
+
+def _env_data_dir() -> Path | None:
+    raw = os.environ.get("LITHOS_STORAGE__DATA_DIR") or os.environ.get("LITHOS_DATA_DIR")
+    return Path(raw) if raw else None
+
+
+def _read_yaml(path: Path, required: bool) -> dict[str, Any]:
+    if not path.exists():
+        if required:
+            raise ConfigError(f"config file not found: {path}")
+        return {}
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from exc
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"config file {path} must hold a mapping of sections")
+    return loaded
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"])
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)

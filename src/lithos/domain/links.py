@@ -1,0 +1,92 @@
+"""Wiki-links (spec 3.4): parsing ``[[target]]`` / ``[[target|text]]`` and resolving targets.
+
+Resolution precedence, first match wins: exact path, unique filename, UUID, unique alias.
+A target that matches several notes at the step that decides it is ambiguous and unresolved.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+_WIKI_LINK = re.compile(r"\[\[([^\[\]|#]+?)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
+_FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+
+
+def parse_links(content: str) -> tuple[str, ...]:
+    """Distinct link targets in order of first appearance, ignoring code blocks and spans."""
+    text = _INLINE_CODE.sub("", _FENCE.sub("", content))
+    seen: dict[str, None] = {}
+    for match in _WIKI_LINK.finditer(text):
+        target = match.group(1).strip()
+        if target:
+            seen.setdefault(target, None)
+    return tuple(seen)
+
+
+def normalise_target(target: str) -> str:
+    """Lower-case, forward slashes, no leading ``./`` or ``/``, no ``.md`` suffix."""
+    value = target.strip().replace("\\", "/").lower()
+    while value.startswith("./"):
+        value = value[2:]
+    value = value.lstrip("/")
+    return value[:-3] if value.endswith(".md") else value
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The outcome of resolving one target: ``note_id`` when resolved, else why not."""
+
+    target: str
+    note_id: str | None
+    status: str  # "resolved" | "ambiguous" | "broken"
+    candidates: tuple[str, ...] = ()
+
+
+@dataclass
+class LinkResolver:
+    """Lookup tables over the notes' paths, ids and aliases. Build once, resolve many."""
+
+    by_path: dict[str, str] = field(default_factory=dict)
+    by_name: dict[str, set[str]] = field(default_factory=dict)
+    ids: set[str] = field(default_factory=set)
+    by_alias: dict[str, set[str]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, notes: Iterable[tuple[str, str, Iterable[str]]]) -> LinkResolver:
+        """``notes`` yields (id, path relative to knowledge/, aliases)."""
+        resolver = cls()
+        for note_id, path, aliases in notes:
+            resolver.add(note_id, path, aliases)
+        return resolver
+
+    def add(self, note_id: str, path: str, aliases: Iterable[str]) -> None:
+        key = normalise_target(path)
+        self.by_path[key] = note_id
+        self.by_name.setdefault(key.rsplit("/", 1)[-1], set()).add(note_id)
+        self.ids.add(note_id)
+        for alias in aliases:
+            self.by_alias.setdefault(normalise_target(alias), set()).add(note_id)
+
+    def resolve(self, target: str) -> Resolution:
+        key = normalise_target(target)
+        if key in self.by_path:
+            return Resolution(target, self.by_path[key], "resolved")
+        if "/" not in key:
+            outcome = self._unique(target, self.by_name.get(key, set()))
+            if outcome:
+                return outcome
+        if key in self.ids:
+            return Resolution(target, key, "resolved")
+        outcome = self._unique(target, self.by_alias.get(key, set()))
+        return outcome or Resolution(target, None, "broken")
+
+    @staticmethod
+    def _unique(target: str, matches: set[str]) -> Resolution | None:
+        if len(matches) == 1:
+            return Resolution(target, next(iter(matches)), "resolved")
+        if len(matches) > 1:
+            return Resolution(target, None, "ambiguous", tuple(sorted(matches)))
+        return None

@@ -1,0 +1,74 @@
+"""The one error tree of Lithos.
+
+Every failure a caller can see is a :class:`LithosError` with a stable snake_case ``code``.
+The MCP layer turns it into ``{"status": "error", "code": ..., "message": ...}`` in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class LithosError(Exception):
+    """Base of every expected Lithos failure."""
+
+    code = "internal_error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def envelope(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"status": "error", "code": self.code, "message": self.message}
+        if self.details:
+            body["details"] = self.details
+        return body
+
+
+class InvalidInput(LithosError):
+    code = "invalid_input"
+
+
+class InvalidPath(InvalidInput):
+    code = "invalid_path"
+
+
+class ContentTooLarge(InvalidInput):
+    code = "content_too_large"
+
+
+class DocNotFound(LithosError):
+    code = "doc_not_found"
+
+
+class VersionConflict(LithosError):
+    code = "version_conflict"
+
+
+class TaskNotFound(LithosError):
+    code = "task_not_found"
+
+
+class TaskNotOpen(LithosError):
+    code = "task_not_open"
+
+
+class ClaimFailed(LithosError):
+    code = "claim_failed"
+
+
+class ClaimNotFound(LithosError):
+    code = "claim_not_found"
+
+
+class AgentNotFound(LithosError):
+    code = "agent_not_found"
+
+
+class IndexLocked(LithosError):
+    code = "index_locked"
+
+
+class ConfigError(LithosError):
+    code = "config_error"

@@ -1,0 +1,137 @@
+"""The FastMCP adapter: builds the server over a :class:`LithosApp` and runs it.
+
+Every tool failure leaves here as one envelope, ``{"status": "error", "code", "message"}``,
+produced by :class:`ErrorEnvelope` and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from typing import TYPE_CHECKING
+
+os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
+os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
+
+import mcp.types as mt  # noqa: E402
+from fastmcp import FastMCP  # noqa: E402
+from fastmcp.exceptions import ToolError, ValidationError  # noqa: E402
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext  # noqa: E402
+from fastmcp.tools.base import ToolResult  # noqa: E402
+from pydantic import ValidationError as PydanticValidationError  # noqa: E402
+from starlette.requests import Request  # noqa: E402
+from starlette.responses import JSONResponse  # noqa: E402
+
+from lithos import __version__  # noqa: E402
+from lithos.errors import InvalidInput, LithosError  # noqa: E402
+from lithos.mcp.tools import agents, coordination, knowledge, search, system  # noqa: E402
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from lithos.app import LithosApp
+
+log = logging.getLogger("lithos.mcp")
+
+INSTRUCTIONS = """Lithos is a shared knowledge base and coordination service for agents.
+Search before you write (lithos_search, mode=hybrid for natural language), read with
+lithos_read, save durable knowledge with lithos_write (pass expected_version when updating to
+avoid overwriting someone else's change), and divide work with lithos_task_* claims.
+Every failure is {"status": "error", "code": ..., "message": ...}."""
+
+
+class ErrorEnvelope(Middleware):
+    """Turns LithosError and argument-validation failures into the wire envelope."""
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[mt.CallToolRequestParams],
+        call_next: CallNext[mt.CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        try:
+            return await call_next(context)
+        except LithosError as exc:
+            return _envelope(exc)
+        except ToolError as exc:
+            # FastMCP wraps exceptions raised by a tool body in ToolError.
+            if isinstance(exc.__cause__, LithosError):
+                return _envelope(exc.__cause__)
+            raise
+        except ValidationError as exc:
+            cause = exc.__cause__
+            detail = _describe(cause) if isinstance(cause, PydanticValidationError) else str(exc)
+            return _envelope(InvalidInput(f"invalid arguments: {detail}"))
+        except PydanticValidationError as exc:
+            return _envelope(InvalidInput(f"invalid arguments: {_describe(exc)}"))
+
+
+class _ExpectedErrorFilter(logging.Filter):
+    """FastMCP logs every exception a tool raises with a traceback; a LithosError is an
+    expected outcome answered with an envelope, so it is logged at debug level instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, LithosError):
+            log.debug("%s: %s", error.code, error.message)
+            return False
+        return True
+
+
+logging.getLogger("fastmcp.server.server").addFilter(_ExpectedErrorFilter())
+
+
+def _envelope(exc: LithosError) -> ToolResult:
+    body = exc.envelope()
+    return ToolResult(
+        content=[mt.TextContent(type="text", text=json.dumps(body))],
+        structured_content=body,
+        is_error=True,
+    )
+
+
+def _describe(exc: PydanticValidationError) -> str:
+    parts = []
+    for error in exc.errors(include_url=False, include_input=False):
+        where = ".".join(str(p) for p in error["loc"]) or "arguments"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)
+
+
+def create_server(app: LithosApp) -> FastMCP:
+    """A FastMCP server exposing every Lithos tool over ``app`` (which must be open)."""
+    server: FastMCP = FastMCP("lithos", instructions=INSTRUCTIONS, version=__version__)
+    server.add_middleware(ErrorEnvelope())
+    for group in (knowledge, search, agents, coordination, system):
+        group.register(server, app)
+
+    @server.custom_route("/health", methods=["GET"])
+    async def health(request: Request) -> JSONResponse:
+        body = app.health()
+        return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503)
+
+    return server
+
+
+def http_app(server: FastMCP) -> Starlette:
+    """One ASGI app serving streamable HTTP at /mcp, legacy SSE at /sse, and /health."""
+    app = server.http_app(path="/mcp", transport="http")
+    sse = server.http_app(path="/sse", transport="sse")
+    known = {getattr(r, "path", None) for r in app.router.routes}
+    app.router.routes.extend(r for r in sse.router.routes if getattr(r, "path", None) not in known)
+    return app
+
+
+async def serve(app: LithosApp, transport: str, host: str, port: int) -> None:
+    """Run the server until cancelled. ``app`` must be started."""
+    server = create_server(app)
+    if transport == "stdio":
+        await server.run_stdio_async(show_banner=False)
+        return
+    import uvicorn
+
+    asgi = http_app(server) if transport == "http" else server.http_app(path="/sse", transport="sse")
+    config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on")
+    log.info("Lithos %s serving MCP on http://%s:%d/mcp and /sse", __version__, host, port)
+    await uvicorn.Server(config).serve()
+

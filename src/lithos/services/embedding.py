@@ -1,0 +1,128 @@
+"""The embedding worker: embeds pending chunks in the background.
+
+Writers never wait for the model. They put chunks in the vector store (which queues the ones
+without a vector) and call :meth:`EmbeddingWorker.notify`; one daemon thread drains the queue in
+small batches. The queue lives in the store, so nothing is lost when a batch fails or the
+process stops: the work is simply still pending.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from lithos.domain.embedding import Embedder
+from lithos.store.vectors import VectorStore
+
+log = logging.getLogger("lithos.embedding")
+
+
+class EmbeddingWorker:
+    """Drains ``vectors.pending()`` through ``embedder`` on one daemon thread.
+
+    A failing batch is logged and retried after a delay that doubles per consecutive failure,
+    from ``retry_delay`` up to ``max_retry_delay`` seconds; the thread itself never dies of it.
+    """
+
+    def __init__(
+        self,
+        vectors: VectorStore,
+        embedder: Embedder,
+        batch_size: int = 8,
+        retry_delay: float = 1.0,
+        max_retry_delay: float = 60.0,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if embedder.model_id != vectors.model_id or embedder.dimension != vectors.dimension:
+            raise ValueError(
+                f"embedder {embedder.model_id}/{embedder.dimension} does not match the vector"
+                f" store {vectors.model_id}/{vectors.dimension}"
+            )
+        self._vectors = vectors
+        self._embedder = embedder
+        self._batch_size = batch_size
+        self._retry_delay = retry_delay
+        self._max_retry_delay = max_retry_delay
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._busy = False
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Start the thread (once) and drain whatever is already pending."""
+        if self._thread is not None:
+            return
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._run, name="lithos-embedding", daemon=True)
+        self._thread.start()
+        self.notify()
+
+    def is_alive(self) -> bool:
+        """Whether the worker thread is running."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def notify(self) -> None:
+        """Tell the worker there may be new pending chunks. Never blocks."""
+        self._wake.set()
+
+    def stop(self, timeout: float | None = 30.0) -> None:
+        """Stop after the batch in flight, if any, and join the thread. Safe if never started."""
+        thread = self._thread
+        if thread is None:
+            return
+        self._stopping.set()
+        self._wake.set()
+        thread.join(timeout)
+        self._thread = None
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until nothing is pending and no batch is in flight.
+
+        Returns ``True`` once idle, ``False`` if ``timeout`` seconds pass first (for example
+        while the embedder keeps failing or the worker is not running).
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            if not self._busy and not self._vectors.pending(1):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+
+    def _run(self) -> None:
+        failures = 0
+        while not self._stopping.is_set():
+            self._wake.wait()
+            self._wake.clear()
+            try:
+                self._drain()
+            except Exception:
+                failures += 1
+                delay = min(self._max_retry_delay, self._retry_delay * 2 ** (failures - 1))
+                log.exception(
+                    "embedding failed (%d in a row); pending chunks kept, retrying in %.1f s",
+                    failures,
+                    delay,
+                )
+                self._stopping.wait(delay)
+                self._wake.set()
+            else:
+                failures = 0
+
+    def _drain(self) -> None:
+        while not self._stopping.is_set():
+            self._busy = True
+            try:
+                batch = self._vectors.pending(self._batch_size)
+                if not batch:
+                    return
+                vectors = self._embedder.embed([text for _, text in batch])
+                if vectors.shape != (len(batch), self._embedder.dimension):
+                    raise ValueError(f"embedder returned shape {vectors.shape} for {len(batch)}")
+                self._vectors.store_embeddings(
+                    [(h, vector) for (h, _), vector in zip(batch, vectors, strict=True)]
+                )
+            finally:
+                self._busy = False

@@ -1,0 +1,309 @@
+"""Keeps every derived index in step with the Markdown files.
+
+The files are the truth. :class:`Indexer` brings the catalog, the full-text index and the
+vector index to a file's current content (``index_path``), forgets removed files
+(``forget_path``), and on start-up or ``lithos reindex`` verifies every index against the files
+by id, path and content hash and repairs only what differs (``reconcile``). Embedding itself
+happens later on the :class:`EmbeddingWorker` thread, so indexing never waits for the model.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from lithos.domain.chunks import chunk_text
+from lithos.domain.links import parse_links
+from lithos.domain.notes import (
+    FrontmatterError,
+    Note,
+    content_hash,
+    is_valid_id,
+    new_id,
+    parse_note,
+    render_note,
+)
+from lithos.store.catalog import Catalog, CatalogEntry, CatalogRecord
+from lithos.store.fulltext import FullTextDoc, FullTextIndex
+from lithos.store.markdown import FileInfo, KnowledgeFiles
+from lithos.store.vectors import VectorStore
+
+log = logging.getLogger("lithos.indexing")
+
+Progress = Callable[[int, int], None]
+BATCH = 256
+
+
+@dataclass
+class ReconcileReport:
+    """What a reconcile found and did. Counts are of notes."""
+
+    files: int = 0
+    unchanged: int = 0
+    catalog_fixed: int = 0
+    fulltext_fixed: int = 0
+    vectors_fixed: int = 0
+    removed: int = 0
+    ids_assigned: int = 0
+    problems: list[dict[str, str]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class IndexedFile:
+    note: Note
+    file_hash: str
+    info: FileInfo
+
+
+class Indexer:
+    """Applies file state to the derived indexes. Thread-safe; call from worker threads."""
+
+    def __init__(
+        self,
+        files: KnowledgeFiles,
+        catalog: Catalog,
+        fulltext: FullTextIndex,
+        vectors: VectorStore,
+        notify_embedder: Callable[[], None],
+        chunk_size: int = 500,
+        chunk_max: int = 1000,
+    ) -> None:
+        self.files = files
+        self.catalog = catalog
+        self.fulltext = fulltext
+        self.vectors = vectors
+        self._notify = notify_embedder
+        self._chunk_size = chunk_size
+        self._chunk_max = chunk_max
+        self.lock = threading.RLock()
+        self.applied = 0  # notes (re)indexed: lets tests see that nothing was re-done
+        self.generation = 0  # bumped on every change, so caches (the link graph) know
+
+    # -- single notes -------------------------------------------------------------------
+
+    def apply(self, indexed: list[IndexedFile]) -> None:
+        """Bring every index to these notes' content (one batch, one commit per index)."""
+        if not indexed:
+            return
+        with self.lock:
+            self.catalog.upsert([self._record(item) for item in indexed])
+            self.fulltext.upsert([_fulltext_doc(item) for item in indexed])
+            for item in indexed:
+                self.vectors.set_note(item.note.id, item.file_hash, self._chunks(item.note))
+            self.applied += len(indexed)
+            self.generation += 1
+        self._notify()
+
+    def forget(self, note_id: str) -> None:
+        with self.lock:
+            self.catalog.remove(note_id)
+            self.fulltext.delete([note_id])
+            self.vectors.remove_note(note_id)
+            self.generation += 1
+
+    def index_path(self, path: str) -> IndexedFile | None:
+        """Index the file at ``path`` if its content differs from what the catalog holds.
+
+        Returns what was indexed, or None when it was already current, unreadable or invalid
+        (invalid files are recorded as problems, never fatal). A file without an ``id`` gets
+        one written into its frontmatter so its identity survives restarts.
+        """
+        with self.lock:
+            info = self.files.stat(path)
+            if info is None:
+                self.forget_path(path)
+                return None
+            try:
+                text = self.files.read_text(path)
+            except (OSError, UnicodeDecodeError) as exc:
+                self.catalog.record_problem(path, "unreadable", str(exc), info.mtime_ns)
+                return None
+            current = self.catalog.by_path(path)
+            file_hash = content_hash(text)
+            if current is not None and current.content_hash == file_hash:
+                return None
+            item = self._load(path, text, info)
+            if item is not None:
+                self.apply([item])
+            return item
+
+    def forget_path(self, path: str) -> None:
+        with self.lock:
+            entry = self.catalog.by_path(path)
+            if entry is not None:
+                self.forget(entry.id)
+            self.catalog.clear_problem(path)
+
+    # -- whole knowledge base -----------------------------------------------------------
+
+    def reconcile(self, clear: bool = False, progress: Progress | None = None) -> ReconcileReport:
+        """Verify every index against the files and repair what differs, nothing more."""
+        with self.lock:
+            if clear:
+                self.catalog.clear()
+                self.fulltext.clear()
+                self.vectors.clear()
+            report = ReconcileReport()
+            on_disk = list(self.files.scan())
+            report.files = len(on_disk)
+            catalog = {e.path: e for e in self.catalog.entries()}
+            fulltext = self.fulltext.hashes()
+            vectors = self.vectors.note_hashes()
+            seen_ids: set[str] = set()
+            pending: list[tuple[IndexedFile, bool, bool, bool]] = []
+            for done, info in enumerate(on_disk, 1):
+                outcome = self._check(info, catalog.get(info.path), fulltext, vectors, report)
+                if outcome is not None:
+                    item, fix_catalog, fix_fulltext, fix_vectors = outcome
+                    if item.note.id in seen_ids:
+                        self._duplicate(item, report)
+                    else:
+                        seen_ids.add(item.note.id)
+                        pending.append(outcome)
+                if len(pending) >= BATCH:
+                    self._repair(pending, report)
+                    pending = []
+                if progress:
+                    progress(done, len(on_disk))
+            self._repair(pending, report)
+            self._remove_stale(seen_ids, fulltext, vectors, report)
+            report.problems = self.catalog.problems()
+            self.generation += 1
+        self._notify()
+        return report
+
+    def _check(
+        self,
+        info: FileInfo,
+        known: CatalogEntry | None,
+        fulltext: dict[str, str],
+        vectors: dict[str, str],
+        report: ReconcileReport,
+    ) -> tuple[IndexedFile, bool, bool, bool] | None:
+        try:
+            text = self.files.read_text(info.path)
+        except (OSError, UnicodeDecodeError) as exc:
+            self.catalog.record_problem(info.path, "unreadable", str(exc), info.mtime_ns)
+            return None
+        file_hash = content_hash(text)
+        if known is not None and known.content_hash == file_hash:
+            ok_fulltext = fulltext.get(known.id) == file_hash
+            ok_vectors = vectors.get(known.id) == file_hash
+            if ok_fulltext and ok_vectors:
+                report.unchanged += 1
+                return self._light(known.id, file_hash, info)
+        item = self._load(info.path, text, info, report)
+        if item is None:
+            return None
+        note_id = item.note.id
+        fix_catalog = known is None or known.content_hash != item.file_hash or known.id != note_id
+        return (
+            item,
+            fix_catalog,
+            fulltext.get(note_id) != item.file_hash,
+            vectors.get(note_id) != item.file_hash,
+        )
+
+    def _light(
+        self, note_id: str, file_hash: str, info: FileInfo
+    ) -> tuple[IndexedFile, bool, bool, bool]:
+        stub = Note(note_id, "", "", info.path, "", "", "")
+        return IndexedFile(stub, file_hash, info), False, False, False
+
+    def _repair(
+        self, pending: list[tuple[IndexedFile, bool, bool, bool]], report: ReconcileReport
+    ) -> None:
+        catalog = [self._record(i) for i, fix, _, _ in pending if fix]
+        fulltext = [_fulltext_doc(i) for i, _, fix, _ in pending if fix]
+        vectors = [i for i, _, _, fix in pending if fix]
+        if catalog:
+            self.catalog.upsert(catalog)
+        if fulltext:
+            self.fulltext.upsert(fulltext)
+        for item in vectors:
+            self.vectors.set_note(item.note.id, item.file_hash, self._chunks(item.note))
+        report.catalog_fixed += len(catalog)
+        report.fulltext_fixed += len(fulltext)
+        report.vectors_fixed += len(vectors)
+        self.applied += len({i.note.id for i, a, b, c in pending if a or b or c})
+
+    def _remove_stale(
+        self,
+        live: set[str],
+        fulltext: dict[str, str],
+        vectors: dict[str, str],
+        report: ReconcileReport,
+    ) -> None:
+        stale_catalog = [e.id for e in self.catalog.entries() if e.id not in live]
+        for note_id in stale_catalog:
+            self.catalog.remove(note_id)
+        stale_fulltext = [i for i in fulltext if i not in live]
+        if stale_fulltext:
+            self.fulltext.delete(stale_fulltext)
+        stale_vectors = [i for i in vectors if i not in live]
+        for note_id in stale_vectors:
+            self.vectors.remove_note(note_id)
+        report.removed = len(set(stale_catalog) | set(stale_fulltext) | set(stale_vectors))
+
+    # -- parsing ------------------------------------------------------------------------
+
+    def _load(
+        self, path: str, text: str, info: FileInfo, report: ReconcileReport | None = None
+    ) -> IndexedFile | None:
+        try:
+            note = parse_note(text, path, fallback_time=_mtime_iso(info))
+        except FrontmatterError as exc:
+            log.warning("skipping %s: %s", path, exc)
+            self.catalog.record_problem(path, "frontmatter", str(exc), info.mtime_ns)
+            return None
+        if not is_valid_id(note.id):
+            note = note.with_changes(id=new_id())
+            text = render_note(note)
+            self.files.replace(path, text)
+            info = self.files.stat(path) or info
+            if report:
+                report.ids_assigned += 1
+        owner = self.catalog.get(note.id)
+        if owner is not None and owner.path != path and self.files.exists(owner.path):
+            self._duplicate(IndexedFile(note, content_hash(text), info), report)
+            return None
+        self.catalog.clear_problem(path)
+        return IndexedFile(note, content_hash(text), info)
+
+    def _duplicate(self, item: IndexedFile, report: ReconcileReport | None) -> None:
+        message = f"id {item.note.id} is already used by another file"
+        log.warning("skipping %s: %s", item.info.path, message)
+        self.catalog.record_problem(item.info.path, "duplicate_id", message, item.info.mtime_ns)
+
+    def _record(self, item: IndexedFile) -> CatalogRecord:
+        links = parse_links(item.note.content)
+        return CatalogRecord(item.note, item.file_hash, item.info.mtime_ns, item.info.size, links)
+
+    def _chunks(self, note: Note) -> list[str]:
+        body = f"{note.title}\n\n{note.content}" if note.title else note.content
+        return chunk_text(body, self._chunk_size, self._chunk_max)
+
+
+def _fulltext_doc(item: IndexedFile) -> FullTextDoc:
+    note = item.note
+    return FullTextDoc(
+        id=note.id,
+        title=note.title,
+        content=note.content,
+        path=note.path,
+        author=note.author,
+        tags=note.tags,
+        content_hash=item.file_hash,
+        updated_at=note.updated_at,
+    )
+
+
+def _mtime_iso(info: FileInfo) -> str:
+    stamp = datetime.fromtimestamp(info.mtime_ns / 1e9, UTC)
+    return stamp.isoformat(timespec="microseconds").replace("+00:00", "Z")

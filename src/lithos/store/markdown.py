@@ -1,0 +1,179 @@
+"""The knowledge directory: Markdown files, the source of truth.
+
+Every write is atomic and durable: the text goes to a hidden temporary file in the same
+directory, is fsynced, then renamed (or hard-linked, for a create that must not overwrite) into
+place, and the directory is fsynced. A crash leaves either the old file or the new one, never a
+torn note, and a write that returned is on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from lithos.errors import InvalidPath
+
+_SEGMENT = re.compile(r"^[^\x00-\x1f<>:\"|?*\\]+$")
+TEMP_PREFIX = ".lithos-tmp-"
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    path: str  # relative to the knowledge directory, forward slashes
+    mtime_ns: int
+    size: int
+
+
+class KnowledgeFiles:
+    """Reads and writes notes under ``root``; never touches anything outside it."""
+
+    def __init__(self, root: Path) -> None:
+        root.mkdir(parents=True, exist_ok=True)
+        self.root = root.resolve()
+
+    def check_dir(self, subdir: str | None) -> str:
+        """Validate a caller-given subdirectory; return it normalised ("" for the root).
+
+        Raises InvalidPath for absolute paths, ``..``, hidden or odd segments, or a path that
+        leaves the knowledge directory through a symlink.
+        """
+        if not subdir or not subdir.strip().strip("/"):
+            return ""
+        raw = subdir.strip().replace("\\", "/")
+        if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
+            raise InvalidPath(f"path must be relative to the knowledge directory: {subdir!r}")
+        parts = [p for p in PurePosixPath(raw).parts if p not in ("", ".")]
+        for part in parts:
+            if part == ".." or part.startswith(".") or not _SEGMENT.match(part):
+                raise InvalidPath(f"invalid path segment {part!r} in {subdir!r}")
+        normalised = "/".join(parts)
+        self._require_inside(self.root / normalised, subdir)
+        return normalised
+
+    def check_file(self, path: str) -> str:
+        """Validate a note's relative file path (must end in .md); return it normalised."""
+        cleaned = path.strip().replace("\\", "/")
+        if not cleaned.endswith(".md"):
+            raise InvalidPath(f"a note path must end in .md: {path!r}")
+        parent, _, name = cleaned.rpartition("/")
+        if not name[:-3] or name.startswith("."):
+            raise InvalidPath(f"invalid note file name: {path!r}")
+        directory = self.check_dir(parent)
+        relative = f"{directory}/{name}" if directory else name
+        self._require_inside(self.root / relative, path)
+        return relative
+
+    def absolute(self, relative: str) -> Path:
+        return self.root / relative
+
+    def read_text(self, relative: str) -> str:
+        return (self.root / relative).read_text(encoding="utf-8")
+
+    def exists(self, relative: str) -> bool:
+        return (self.root / relative).is_file()
+
+    def create(self, directory: str, stem: str, text: str) -> str:
+        """Write a new file named ``stem.md`` in ``directory``, or ``stem-2.md``... if taken.
+
+        Never overwrites: the final step is a hard link that fails if the name exists, so two
+        concurrent creators of the same title each get their own file.
+        """
+        folder = self.root / directory
+        folder.mkdir(parents=True, exist_ok=True)
+        temp = self._write_temp(folder, text)
+        try:
+            for attempt in range(1, 10_000):
+                name = f"{stem}.md" if attempt == 1 else f"{stem}-{attempt}.md"
+                try:
+                    os.link(temp, folder / name)
+                except FileExistsError:
+                    continue
+                _fsync_dir(folder)
+                return f"{directory}/{name}" if directory else name
+            raise InvalidPath(f"no free file name for {stem!r} in {directory or '.'!r}")
+        finally:
+            temp.unlink(missing_ok=True)
+
+    def replace(self, relative: str, text: str) -> None:
+        """Atomically replace an existing file's text."""
+        target = self.root / relative
+        temp = self._write_temp(target.parent, text)
+        try:
+            os.replace(temp, target)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+        _fsync_dir(target.parent)
+
+    def delete(self, relative: str) -> bool:
+        target = self.root / relative
+        try:
+            target.unlink()
+        except FileNotFoundError:
+            return False
+        _fsync_dir(target.parent)
+        return True
+
+    def stat(self, relative: str) -> FileInfo | None:
+        try:
+            st = (self.root / relative).stat()
+        except FileNotFoundError:
+            return None
+        return FileInfo(relative, st.st_mtime_ns, st.st_size)
+
+    def scan(self) -> Iterator[FileInfo]:
+        """Every ``*.md`` file below root, skipping hidden files and folders."""
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            base = Path(dirpath)
+            for name in sorted(filenames):
+                if not name.endswith(".md") or name.startswith("."):
+                    continue
+                full = base / name
+                try:
+                    st = full.stat()
+                except FileNotFoundError:
+                    continue
+                rel = full.relative_to(self.root).as_posix()
+                yield FileInfo(rel, st.st_mtime_ns, st.st_size)
+
+    def relative(self, absolute: Path) -> str | None:
+        """The knowledge-relative path of an absolute path, or None if outside/irrelevant."""
+        try:
+            rel = absolute.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+        parts = rel.split("/")
+        if not rel.endswith(".md") or any(p.startswith(".") for p in parts):
+            return None
+        return rel
+
+    def _require_inside(self, candidate: Path, original: str) -> None:
+        resolved = candidate.resolve()
+        if resolved != self.root and self.root not in resolved.parents:
+            raise InvalidPath(f"path leaves the knowledge directory: {original!r}")
+
+    @staticmethod
+    def _write_temp(folder: Path, text: str) -> Path:
+        fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".md", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except BaseException:
+            Path(name).unlink(missing_ok=True)
+            raise
+        return Path(name)
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

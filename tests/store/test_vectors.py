@@ -1,0 +1,295 @@
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests.fakes import HashingEmbedder
+
+from lithos.domain.chunks import chunk_hash
+from lithos.errors import ConfigError
+from lithos.store.vectors import VectorCounts, VectorStore
+
+
+@pytest.fixture
+def embedder() -> HashingEmbedder:
+    return HashingEmbedder()
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "vectors.db"
+
+
+@pytest.fixture
+def store(path: Path, embedder: HashingEmbedder) -> Iterator[VectorStore]:
+    vectors = VectorStore(path, embedder.model_id, embedder.dimension)
+    yield vectors
+    vectors.close()
+
+
+def embed_pending(store: VectorStore, embedder: HashingEmbedder) -> int:
+    """What the embedding worker does, synchronously; returns how many texts it embedded."""
+    done = 0
+    while batch := store.pending(8):
+        vectors = embedder.embed([text for _, text in batch])
+        store.store_embeddings([(h, v) for (h, _), v in zip(batch, vectors, strict=True)])
+        done += len(batch)
+    return done
+
+
+def search(store: VectorStore, embedder: HashingEmbedder, query: str, limit: int = 10):
+    return store.search(embedder.vector(query), limit)
+
+
+def test_set_note_reports_how_many_chunks_need_embedding(store: VectorStore) -> None:
+    assert store.set_note("n1", "h1", ["alpha beta", "gamma delta", "alpha beta"]) == 3
+    assert sorted(text for _, text in store.pending(10)) == ["alpha beta", "gamma delta"]
+    assert store.counts() == VectorCounts(notes=1, chunks=3, embedded_chunks=0, pending_chunks=3)
+
+
+def test_pending_respects_the_limit_and_first_needed_order(store: VectorStore) -> None:
+    store.set_note("n1", "h1", ["one", "two", "three"])
+    assert store.pending(2) == [(chunk_hash("one"), "one"), (chunk_hash("two"), "two")]
+
+
+def test_embedded_chunks_become_searchable(store: VectorStore, embedder: HashingEmbedder) -> None:
+    store.set_note("tea", "h1", ["brewing green tea at low temperature"])
+    store.set_note("db", "h2", ["sqlite write ahead log checkpoints"])
+    assert search(store, embedder, "green tea") == []  # nothing embedded yet
+    embed_pending(store, embedder)
+    hits = search(store, embedder, "green tea")
+    assert [hit.note_id for hit in hits] == ["tea", "db"]
+    assert hits[0].text == "brewing green tea at low temperature"
+    assert 0 < hits[0].similarity <= 1
+    assert hits[1].similarity == 0.0  # no shared word; thresholds are the caller's business
+    assert store.counts().pending_chunks == 0
+
+
+def test_similarity_is_clipped_to_zero_for_opposite_vectors(store: VectorStore) -> None:
+    store.set_note("n", "h", ["text"])
+    vector = np.zeros(384, dtype=np.float32)
+    vector[0] = 1.0
+    store.store_embeddings([(chunk_hash("text"), vector)])
+    [hit] = store.search(-vector, 5)
+    assert hit.similarity == 0.0
+    [hit] = store.search(vector, 5)
+    assert hit.similarity == pytest.approx(1.0)
+
+
+def test_unchanged_chunk_is_not_embedded_again_after_an_update(
+    store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("n", "h1", ["first paragraph", "second paragraph"])
+    embed_pending(store, embedder)
+    assert store.set_note("n", "h2", ["first paragraph", "second paragraph edited"]) == 1
+    embed_pending(store, embedder)
+    assert embedder.embedded_texts.count("first paragraph") == 1
+    assert embedder.embedded_texts[-1] == "second paragraph edited"
+
+
+def test_chunk_is_not_embedded_again_after_delete_and_recreate(
+    store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("n", "h1", ["kept across deletion"])
+    embed_pending(store, embedder)
+    store.remove_note("n")
+    assert store.set_note("other", "h9", ["kept across deletion"]) == 0
+    assert embed_pending(store, embedder) == 0
+    assert [hit.note_id for hit in search(store, embedder, "deletion")] == ["other"]
+
+
+def test_chunk_is_not_embedded_again_after_reopening(
+    path: Path, store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("n", "h1", ["survives a restart"])
+    embed_pending(store, embedder)
+    store.close()
+    reopened = VectorStore(path, embedder.model_id, embedder.dimension)
+    try:
+        assert reopened.set_note("n", "h2", ["survives a restart", "new text"]) == 1
+        assert reopened.pending(10) == [(chunk_hash("new text"), "new text")]
+    finally:
+        reopened.close()
+
+
+def test_notes_chunks_and_vectors_persist_across_reopen(
+    path: Path, store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("a", "ha", ["persistent apples"])
+    store.set_note("b", "hb", ["persistent bananas", "not embedded yet"])
+    embed_pending(store, embedder)
+    store.set_note("c", "hc", ["still pending cherries"])
+    store.close()
+    reopened = VectorStore(path, embedder.model_id, embedder.dimension)
+    try:
+        assert reopened.note_hashes() == {"a": "ha", "b": "hb", "c": "hc"}
+        assert reopened.pending(10) == [
+            (chunk_hash("still pending cherries"), "still pending cherries")
+        ]
+        hits = search(reopened, embedder, "persistent apples")
+        assert [hit.note_id for hit in hits][:2] == ["a", "b"]
+    finally:
+        reopened.close()
+
+
+def test_pending_work_is_per_model(
+    path: Path, store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("n", "h", ["model specific"])
+    embed_pending(store, embedder)
+    store.close()
+    other = VectorStore(path, "another-model", embedder.dimension)
+    try:
+        assert other.pending(10) == [(chunk_hash("model specific"), "model specific")]
+        assert other.search(embedder.vector("model specific"), 5) == []
+    finally:
+        other.close()
+
+
+def test_search_after_remove_excludes_the_note(
+    store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("a", "ha", ["shared words here"])
+    store.set_note("b", "hb", ["shared words there"])
+    embed_pending(store, embedder)
+    assert {hit.note_id for hit in search(store, embedder, "shared words")} == {"a", "b"}
+    store.remove_note("a")
+    assert [hit.note_id for hit in search(store, embedder, "shared words")] == ["b"]
+    assert store.note_hashes() == {"b": "hb"}
+
+
+def test_update_replaces_the_chunks_search_finds(
+    store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("n", "h1", ["old subject matter"])
+    embed_pending(store, embedder)
+    search(store, embedder, "old")  # loads the in-memory matrix before the update
+    store.set_note("n", "h2", ["new subject matter"])
+    embed_pending(store, embedder)
+    [hit] = search(store, embedder, "subject matter", limit=5)
+    assert hit.text == "new subject matter"
+
+
+def test_filter_applies_before_top_k(store: VectorStore, embedder: HashingEmbedder) -> None:
+    for i in range(30):
+        store.set_note(f"loud{i}", f"h{i}", ["green tea green tea green tea"])
+    for i in range(3):
+        store.set_note(f"quiet{i}", f"q{i}", [f"a note about tea number {i}"])
+    embed_pending(store, embedder)
+    hits = store.search(
+        embedder.vector("green tea"), 3, note_filter=lambda note: note.startswith("quiet")
+    )
+    assert sorted(hit.note_id for hit in hits) == ["quiet0", "quiet1", "quiet2"]
+
+
+def test_search_returns_at_most_limit_hits_best_first(
+    store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("n", "h", ["tea", "tea tea kettle", "tea kettle water cup", "unrelated"])
+    embed_pending(store, embedder)
+    hits = search(store, embedder, "tea", limit=2)
+    assert [hit.chunk_index for hit in hits] == [0, 1]
+    assert hits[0].similarity >= hits[1].similarity
+    assert search(store, embedder, "tea", limit=0) == []
+
+
+def test_one_text_in_two_notes_is_embedded_once_and_found_in_both(
+    store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("a", "ha", ["identical paragraph"])
+    store.set_note("b", "hb", ["identical paragraph"])
+    assert embed_pending(store, embedder) == 1
+    assert {hit.note_id for hit in search(store, embedder, "identical paragraph")} == {"a", "b"}
+
+
+def test_removing_the_last_user_of_a_pending_chunk_drops_it_from_pending(
+    store: VectorStore,
+) -> None:
+    store.set_note("a", "ha", ["shared pending", "only a"])
+    store.set_note("b", "hb", ["shared pending"])
+    store.remove_note("a")
+    assert store.pending(10) == [(chunk_hash("shared pending"), "shared pending")]
+    store.set_note("b", "hb2", ["rewritten"])
+    assert store.pending(10) == [(chunk_hash("rewritten"), "rewritten")]
+
+
+def test_clear_keeps_the_embedding_cache_unless_asked(
+    store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("n", "h", ["cached text"])
+    embed_pending(store, embedder)
+    store.clear()
+    assert store.counts() == VectorCounts(0, 0, 0, 0)
+    assert store.set_note("n", "h", ["cached text"]) == 0
+    store.clear(cache=True)
+    assert store.set_note("n", "h", ["cached text"]) == 1
+
+
+def test_clear_empties_search_results(store: VectorStore, embedder: HashingEmbedder) -> None:
+    store.set_note("n", "h", ["some words"])
+    embed_pending(store, embedder)
+    assert search(store, embedder, "words")
+    store.clear()
+    assert search(store, embedder, "words") == []
+
+
+def test_wrong_vector_shape_is_rejected(store: VectorStore) -> None:
+    store.set_note("n", "h", ["x"])
+    with pytest.raises(ValueError, match="384"):
+        store.store_embeddings([(chunk_hash("x"), np.ones(10, dtype=np.float32))])
+    with pytest.raises(ValueError, match="384"):
+        store.search(np.ones(3, dtype=np.float32), 5)
+    assert store.pending(5) == [(chunk_hash("x"), "x")]
+
+
+def test_opening_with_a_different_dimension_for_a_model_fails_clearly(
+    path: Path, store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("n", "h", ["dimension check"])
+    embed_pending(store, embedder)
+    store.close()
+    wrong = VectorStore(path, embedder.model_id, 128)
+    try:
+        with pytest.raises(ConfigError, match="384-dimensional"):
+            wrong.search(np.ones(128, dtype=np.float32), 5)
+    finally:
+        wrong.close()
+
+
+def test_concurrent_writes_and_searches_stay_consistent(
+    store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    errors: list[BaseException] = []
+
+    def writer(prefix: str) -> None:
+        try:
+            for i in range(40):
+                store.set_note(f"{prefix}{i}", "h", [f"{prefix} topic {i}", "common text"])
+                embed_pending(store, embedder)
+                if i % 3 == 0:
+                    store.remove_note(f"{prefix}{i}")
+        except BaseException as error:
+            errors.append(error)
+
+    def reader() -> None:
+        try:
+            for _ in range(100):
+                for hit in search(store, embedder, "common text topic"):
+                    assert hit.text in {"common text"} or "topic" in hit.text
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=writer, args=(p,)) for p in "xy"]
+    threads.append(threading.Thread(target=reader))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    expected = {f"{p}{i}" for p in "xy" for i in range(40) if i % 3}
+    hits = store.search(embedder.vector("common text"), 1000)
+    assert {hit.note_id for hit in hits} == expected
+    assert store.counts().notes == len(expected)

@@ -1,0 +1,41 @@
+"""Helpers shared by the tests: calling tools and building apps over a temporary data dir."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from fastmcp import Client
+
+from lithos.app import LithosApp
+from lithos.config import load_config
+from lithos.domain.embedding import Embedder
+from tests.fakes import HashingEmbedder
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    """Call a tool and return its JSON object, for successes and error envelopes alike."""
+    result = await client.call_tool(tool, arguments, raise_on_error=False)
+    if result.structured_content is not None:
+        payload = result.structured_content
+        # FastMCP wraps non-object return values as {"result": ...}; ours are all objects.
+        return payload
+    text = result.content[0].text  # type: ignore[union-attr]
+    return json.loads(text)
+
+
+def make_app(data_dir: Path, embedder: Embedder | None = None, **overrides: Any) -> LithosApp:
+    """An opened (not started) app on ``data_dir`` with the fast fake embedder by default."""
+    settings = {"server.watch_files": False, "index.watch_debounce_ms": 100, **overrides}
+    config = load_config(data_dir=data_dir, overrides=settings)
+    return LithosApp(config, embedder=embedder or HashingEmbedder()).open()
+
+
+def note_file(front: dict[str, Any] | None, body: str) -> str:
+    """The text of a hand-written Markdown file."""
+    if front is None:
+        return body
+    import yaml
+
+    return f"---\n{yaml.safe_dump(front, sort_keys=False)}---\n\n{body}"
