@@ -42,13 +42,22 @@ class LithosApp:
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    def open(self) -> LithosApp:
+    def open(self, read_only: bool = False) -> LithosApp:
+        """Open every store. ``read_only`` leaves the full-text writer to a running server
+        (for CLI search, stats and validate); such an app must not be started."""
         cfg = self.config
         data = cfg.data_dir
         self.files = KnowledgeFiles(cfg.knowledge_dir)
-        self.coordination_db = Database(data / ".lithos" / "coordination.db", COORDINATION_MIGRATIONS)
+        self.coordination_db = Database(
+            data / ".lithos" / "coordination.db", COORDINATION_MIGRATIONS
+        )
         self.catalog = Catalog(data / ".index" / "catalog.db")
-        self.fulltext = FullTextIndex(data / ".tantivy")
+        if read_only:
+            self.fulltext = FullTextIndex(data / ".tantivy", read_only=True)
+        else:
+            self.fulltext, rebuilt = FullTextIndex.open_or_rebuild(data / ".tantivy")
+            if rebuilt:
+                log.warning("the full-text index was unreadable and is rebuilt from the files")
         self.embedder = self._embedder or create_embedder(
             cfg.search.embedding_model, threads=cfg.search.embedding_threads
         )
@@ -159,6 +168,8 @@ class LithosApp:
             "components": {
                 "knowledge_dir": str(self.files.root) if self._opened else None,
                 "watcher": "running" if self.watcher is not None else "off",
-                "embedding_worker": "running" if self._opened and self.embedding.is_alive() else "off",
+                "embedding_worker": "running"
+                if self._opened and self.embedding.is_alive()
+                else "off",
             },
         }

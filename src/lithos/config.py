@@ -100,7 +100,7 @@ class LithosConfig(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # First source wins: CLI flags, nested env, flat env, YAML file, then defaults.
-        yaml_values = _YAML_VALUES.get()
+        yaml_values = _YAML_VALUES.get() or {}
         return (
             init_settings,
             env_settings,
@@ -117,7 +117,7 @@ class LithosConfig(BaseSettings):
         return self.storage.data_dir / self.storage.knowledge_subdir
 
 
-_YAML_VALUES: ContextVar[dict[str, Any]] = ContextVar("lithos_yaml_values", default={})
+_YAML_VALUES: ContextVar[dict[str, Any] | None] = ContextVar("lithos_yaml_values", default=None)
 
 
 def load_config(

@@ -70,5 +70,11 @@ class IndexLocked(LithosError):
     code = "index_locked"
 
 
+class IndexCorrupt(LithosError):
+    """An index directory holds an index that cannot be opened; rebuild it from the files."""
+
+    code = "index_corrupt"
+
+
 class ConfigError(LithosError):
     code = "config_error"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastmcp import Client
+
 from tests.support import call
 
 

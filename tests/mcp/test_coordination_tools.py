@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from fastmcp import Client
+
 from tests.support import call
 
 

@@ -19,7 +19,9 @@ async def write(client: Client, **args: object) -> dict:
 
 
 async def test_write_creates_a_markdown_file_with_spec_frontmatter(client: Client, app: LithosApp):
-    result = await write(client, title="Python asyncio patterns", content="Use gather.", tags=["python"])
+    result = await write(
+        client, title="Python asyncio patterns", content="Use gather.", tags=["python"]
+    )
     assert result["status"] == "created"
     assert result["path"] == "python-asyncio-patterns.md"
     text = (app.files.root / result["path"]).read_text()
@@ -99,8 +101,13 @@ async def test_concurrent_writers_to_one_note_with_versions_exactly_one_wins(cli
     created = await write(client, title="T", content="v0")
     results = await asyncio.gather(
         *(
-            write(client, id=created["id"], agent=f"w{i}", content=f"v{i}",
-                  expected_version=created["version"])
+            write(
+                client,
+                id=created["id"],
+                agent=f"w{i}",
+                content=f"v{i}",
+                expected_version=created["version"],
+            )
             for i in range(8)
         )
     )
@@ -109,7 +116,9 @@ async def test_concurrent_writers_to_one_note_with_versions_exactly_one_wins(cli
     assert len(winners) == 1 and len(conflicts) == 7
 
 
-async def test_concurrent_unversioned_writers_to_one_note_leave_a_whole_note(client: Client, app: LithosApp):
+async def test_concurrent_unversioned_writers_to_one_note_leave_a_whole_note(
+    client: Client, app: LithosApp
+):
     created = await write(client, title="T", content="v0")
     await asyncio.gather(
         *(write(client, id=created["id"], agent=f"w{i}", content=f"content {i}") for i in range(10))
@@ -158,8 +167,14 @@ async def test_delete_of_unknown_id_is_doc_not_found(client: Client):
 async def test_list_filters_and_pages_newest_first(client: Client):
     ids = []
     for i in range(5):
-        r = await write(client, title=f"N{i}", content="x", tags=["all", f"t{i % 2}"],
-                        path="a" if i < 3 else "b", agent="x" if i else "y")
+        r = await write(
+            client,
+            title=f"N{i}",
+            content="x",
+            tags=["all", f"t{i % 2}"],
+            path="a" if i < 3 else "b",
+            agent="x" if i else "y",
+        )
         ids.append(r["id"])
     page1 = await call(client, "lithos_list", limit=2, offset=0)
     page2 = await call(client, "lithos_list", limit=2, offset=2)
@@ -207,7 +222,9 @@ async def test_bad_write_gets_an_error_envelope_and_writes_nothing(
     assert (await call(client, "lithos_stats"))["documents"] == 0
 
 
-async def test_symlinked_directory_pointing_outside_is_refused(client: Client, app: LithosApp, tmp_path: Path):
+async def test_symlinked_directory_pointing_outside_is_refused(
+    client: Client, app: LithosApp, tmp_path: Path
+):
     outside = tmp_path / "outside"
     outside.mkdir()
     (app.files.root / "link").symlink_to(outside)

@@ -72,10 +72,13 @@ def service(db: Database, agents: AgentRegistry, clock: Clock) -> CoordinationSe
     return CoordinationService(db, agents, default_ttl_minutes=60, max_ttl_minutes=480, clock=clock)
 
 
-async def new_task(service: CoordinationService, **fields: object) -> str:
-    arguments: dict[str, object] = {"title": "Survey rate limiting", "agent": "alice"}
-    arguments.update(fields)
-    created = await service.create_task(**arguments)  # type: ignore[arg-type]
+async def new_task(
+    service: CoordinationService,
+    agent: str = "alice",
+    description: str | None = None,
+    tags: list[str] | None = None,
+) -> str:
+    created = await service.create_task("Survey rate limiting", agent, description, tags)
     return str(created["task_id"])
 
 

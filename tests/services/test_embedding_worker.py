@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.fakes import HashingEmbedder
 
 from lithos.services.embedding import EmbeddingWorker
 from lithos.store.vectors import VectorStore
+from tests.fakes import HashingEmbedder
 
 
 class FailingOnceEmbedder(HashingEmbedder):

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from lithos.errors import IndexLocked, InvalidInput
-from lithos.store.fulltext import FullTextDoc, FullTextIndex, FullTextIndexCorrupt
+from lithos.errors import IndexCorrupt, IndexLocked, InvalidInput
+from lithos.store.fulltext import FullTextDoc, FullTextIndex
 
 
 def note(
@@ -315,7 +315,7 @@ def test_index_held_by_another_process_raises_index_locked(held_by_other_process
 def test_corrupt_index_raises_index_corrupt(tmp_path: Path) -> None:
     FullTextIndex(tmp_path / "ft").close()
     (tmp_path / "ft" / "meta.json").write_text("garbage{")
-    with pytest.raises(FullTextIndexCorrupt):
+    with pytest.raises(IndexCorrupt):
         FullTextIndex(tmp_path / "ft")
 
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.fakes import HashingEmbedder
 
 from lithos.domain.chunks import chunk_hash
 from lithos.errors import ConfigError
 from lithos.store.vectors import VectorCounts, VectorStore
+from tests.fakes import HashingEmbedder
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from typing import Any
 from lithos.app import LithosApp
 from lithos.config import LithosConfig, load_config
 from lithos.errors import LithosError
+from lithos.services.search import Mode
 from lithos.services.validation import validate
 
 
@@ -72,7 +73,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides: dict[str, Any] = {}
-    for flag, key in (("transport", "server.transport"), ("host", "server.host"), ("port", "server.port")):
+    for flag, key in (
+        ("transport", "server.transport"),
+        ("host", "server.host"),
+        ("port", "server.port"),
+    ):
         value = getattr(args, flag, None)
         if value is not None:
             overrides[key] = value
@@ -95,7 +100,7 @@ def _serve(config: LithosConfig, args: argparse.Namespace) -> int:
 
 
 def _stats(config: LithosConfig, args: argparse.Namespace) -> int:
-    app = LithosApp(config).open()
+    app = LithosApp(config).open(read_only=True)
     try:
         _print(asyncio.run(app.stats()))
     finally:
@@ -104,8 +109,8 @@ def _stats(config: LithosConfig, args: argparse.Namespace) -> int:
 
 
 def _search(config: LithosConfig, args: argparse.Namespace) -> int:
-    mode = args.mode or ("semantic" if args.semantic else "fulltext")
-    app = LithosApp(config).open()
+    mode: Mode = args.mode or ("semantic" if args.semantic else "fulltext")
+    app = LithosApp(config).open(read_only=True)
     try:
         result = asyncio.run(app.search.search(args.query, mode=mode, limit=args.limit))
     finally:
@@ -133,7 +138,7 @@ def _reindex(config: LithosConfig, args: argparse.Namespace) -> int:
 
 
 def _validate(config: LithosConfig, args: argparse.Namespace) -> int:
-    app = LithosApp(config).open()
+    app = LithosApp(config).open(read_only=True)
     try:
         problems = validate(app.files, app.catalog)
     finally:

@@ -14,18 +14,18 @@ from typing import TYPE_CHECKING
 os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
 os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
 
-import mcp.types as mt  # noqa: E402
-from fastmcp import FastMCP  # noqa: E402
-from fastmcp.exceptions import ToolError, ValidationError  # noqa: E402
-from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext  # noqa: E402
-from fastmcp.tools.base import ToolResult  # noqa: E402
-from pydantic import ValidationError as PydanticValidationError  # noqa: E402
-from starlette.requests import Request  # noqa: E402
-from starlette.responses import JSONResponse  # noqa: E402
+import mcp.types as mt
+from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError, ValidationError
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools.base import ToolResult
+from pydantic import ValidationError as PydanticValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 
-from lithos import __version__  # noqa: E402
-from lithos.errors import InvalidInput, LithosError  # noqa: E402
-from lithos.mcp.tools import agents, coordination, knowledge, search, system  # noqa: E402
+from lithos import __version__
+from lithos.errors import InvalidInput, LithosError
+from lithos.mcp.tools import agents, coordination, knowledge, search, system
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -130,8 +130,9 @@ async def serve(app: LithosApp, transport: str, host: str, port: int) -> None:
         return
     import uvicorn
 
-    asgi = http_app(server) if transport == "http" else server.http_app(path="/sse", transport="sse")
+    asgi = (
+        http_app(server) if transport == "http" else server.http_app(path="/sse", transport="sse")
+    )
     config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on")
     log.info("Lithos %s serving MCP on http://%s:%d/mcp and /sse", __version__, host, port)
     await uvicorn.Server(config).serve()
-

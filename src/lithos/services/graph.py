@@ -102,7 +102,11 @@ class LinkGraph:
                     continue
                 seen.add(neighbour)
                 order.append(
-                    {"id": neighbour, "title": snap.titles[neighbour], "path": snap.paths[neighbour]}
+                    {
+                        "id": neighbour,
+                        "title": snap.titles[neighbour],
+                        "path": snap.paths[neighbour],
+                    }
                 )
                 frontier.append((neighbour, hops + 1))
         return order

@@ -61,6 +61,20 @@ class IndexedFile:
     info: FileInfo
 
 
+@dataclass(frozen=True)
+class _Repair:
+    """A note found on disk during reconcile, and which indexes hold a stale copy of it."""
+
+    item: IndexedFile
+    catalog: bool = False
+    fulltext: bool = False
+    vectors: bool = False
+
+    @property
+    def needed(self) -> bool:
+        return self.catalog or self.fulltext or self.vectors
+
+
 class Indexer:
     """Applies file state to the derived indexes. Thread-safe; call from worker threads."""
 
@@ -156,16 +170,15 @@ class Indexer:
             fulltext = self.fulltext.hashes()
             vectors = self.vectors.note_hashes()
             seen_ids: set[str] = set()
-            pending: list[tuple[IndexedFile, bool, bool, bool]] = []
+            pending: list[_Repair] = []
             for done, info in enumerate(on_disk, 1):
-                outcome = self._check(info, catalog.get(info.path), fulltext, vectors, report)
-                if outcome is not None:
-                    item, fix_catalog, fix_fulltext, fix_vectors = outcome
-                    if item.note.id in seen_ids:
-                        self._duplicate(item, report)
+                repair = self._check(info, catalog.get(info.path), fulltext, vectors, report)
+                if repair is not None:
+                    if repair.item.note.id in seen_ids:
+                        self._duplicate(repair.item)
                     else:
-                        seen_ids.add(item.note.id)
-                        pending.append(outcome)
+                        seen_ids.add(repair.item.note.id)
+                        pending.append(repair)
                 if len(pending) >= BATCH:
                     self._repair(pending, report)
                     pending = []
@@ -185,7 +198,7 @@ class Indexer:
         fulltext: dict[str, str],
         vectors: dict[str, str],
         report: ReconcileReport,
-    ) -> tuple[IndexedFile, bool, bool, bool] | None:
+    ) -> _Repair | None:
         try:
             text = self.files.read_text(info.path)
         except (OSError, UnicodeDecodeError) as exc:
@@ -197,31 +210,23 @@ class Indexer:
             ok_vectors = vectors.get(known.id) == file_hash
             if ok_fulltext and ok_vectors:
                 report.unchanged += 1
-                return self._light(known.id, file_hash, info)
+                stub = Note(known.id, "", "", info.path, "", "", "")
+                return _Repair(IndexedFile(stub, file_hash, info))
         item = self._load(info.path, text, info, report)
         if item is None:
             return None
         note_id = item.note.id
-        fix_catalog = known is None or known.content_hash != item.file_hash or known.id != note_id
-        return (
+        return _Repair(
             item,
-            fix_catalog,
-            fulltext.get(note_id) != item.file_hash,
-            vectors.get(note_id) != item.file_hash,
+            catalog=known is None or known.content_hash != item.file_hash or known.id != note_id,
+            fulltext=fulltext.get(note_id) != item.file_hash,
+            vectors=vectors.get(note_id) != item.file_hash,
         )
 
-    def _light(
-        self, note_id: str, file_hash: str, info: FileInfo
-    ) -> tuple[IndexedFile, bool, bool, bool]:
-        stub = Note(note_id, "", "", info.path, "", "", "")
-        return IndexedFile(stub, file_hash, info), False, False, False
-
-    def _repair(
-        self, pending: list[tuple[IndexedFile, bool, bool, bool]], report: ReconcileReport
-    ) -> None:
-        catalog = [self._record(i) for i, fix, _, _ in pending if fix]
-        fulltext = [_fulltext_doc(i) for i, _, fix, _ in pending if fix]
-        vectors = [i for i, _, _, fix in pending if fix]
+    def _repair(self, pending: list[_Repair], report: ReconcileReport) -> None:
+        catalog = [self._record(r.item) for r in pending if r.catalog]
+        fulltext = [_fulltext_doc(r.item) for r in pending if r.fulltext]
+        vectors = [r.item for r in pending if r.vectors]
         if catalog:
             self.catalog.upsert(catalog)
         if fulltext:
@@ -231,7 +236,7 @@ class Indexer:
         report.catalog_fixed += len(catalog)
         report.fulltext_fixed += len(fulltext)
         report.vectors_fixed += len(vectors)
-        self.applied += len({i.note.id for i, a, b, c in pending if a or b or c})
+        self.applied += sum(1 for r in pending if r.needed)
 
     def _remove_stale(
         self,
@@ -271,12 +276,12 @@ class Indexer:
                 report.ids_assigned += 1
         owner = self.catalog.get(note.id)
         if owner is not None and owner.path != path and self.files.exists(owner.path):
-            self._duplicate(IndexedFile(note, content_hash(text), info), report)
+            self._duplicate(IndexedFile(note, content_hash(text), info))
             return None
         self.catalog.clear_problem(path)
         return IndexedFile(note, content_hash(text), info)
 
-    def _duplicate(self, item: IndexedFile, report: ReconcileReport | None) -> None:
+    def _duplicate(self, item: IndexedFile) -> None:
         message = f"id {item.note.id} is already used by another file"
         log.warning("skipping %s: %s", item.info.path, message)
         self.catalog.record_problem(item.info.path, "duplicate_id", message, item.info.mtime_ns)

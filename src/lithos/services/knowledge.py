@@ -105,7 +105,7 @@ class KnowledgeService:
                 limit=query.limit,
                 offset=query.offset,
             )
-        entries, total = await asyncio.to_thread(self.catalog.list, query)
+        entries, total = await asyncio.to_thread(self.catalog.query, query)
         return {"items": [e.summary() for e in entries], "total": total}
 
     # -- synchronous bodies, run in worker threads ------------------------------------
@@ -209,7 +209,9 @@ class KnowledgeService:
         except FrontmatterError as exc:
             raise InvalidInput(f"note {note_id} has broken frontmatter: {exc}") from exc
 
-    def _read(self, note_id: str | None, path: str | None, max_length: int | None) -> dict[str, Any]:
+    def _read(
+        self, note_id: str | None, path: str | None, max_length: int | None
+    ) -> dict[str, Any]:
         if note_id:
             note, text = self._load(require_valid_id(note_id))
         elif path:

@@ -150,10 +150,8 @@ class SearchService:
     ) -> set[str] | None:
         if not tags and not author and not path_prefix:
             return None
-        query = ListQuery(
-            path_prefix=path_prefix, tags=tuple(tags), author=author, limit=10**9
-        )
-        entries, _ = self.catalog.list(query)
+        query = ListQuery(path_prefix=path_prefix, tags=tuple(tags), author=author, limit=10**9)
+        entries, _ = self.catalog.query(query)
         return {e.id for e in entries}
 
     def tags(self) -> dict[str, Any]:

@@ -51,7 +51,9 @@ def validate(files: KnowledgeFiles, catalog: Catalog) -> list[Problem]:
         problems.extend(_frontmatter_problems(info.path, meta))
         if note.id and note.id in owners:
             problems.append(
-                Problem(info.path, "duplicate_id", f"id {note.id} is also used by {owners[note.id]}")
+                Problem(
+                    info.path, "duplicate_id", f"id {note.id} is also used by {owners[note.id]}"
+                )
             )
             continue
         if note.id:
@@ -78,7 +80,9 @@ def _frontmatter_problems(path: str, meta: dict[str, object]) -> list[Problem]:
         except ValueError:
             ok = False
         if not ok:
-            found.append(Problem(path, "malformed_field", f"confidence {confidence!r} not in [0, 1]"))
+            found.append(
+                Problem(path, "malformed_field", f"confidence {confidence!r} not in [0, 1]")
+            )
     return found
 
 

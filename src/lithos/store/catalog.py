@@ -165,7 +165,7 @@ class Catalog:
             out.setdefault(note_id, []).append(target)
         return out
 
-    def list(self, query: ListQuery) -> tuple[list[CatalogEntry], int]:
+    def query(self, query: ListQuery) -> tuple[list[CatalogEntry], int]:
         """Entries matching every filter, newest ``updated_at`` first (ties by id), and total."""
         where, params = _filters(query)
         count_sql = f"SELECT count(*) FROM notes {where}"
@@ -181,7 +181,9 @@ class Catalog:
 
     def former_paths(self) -> dict[str, str]:
         """Paths notes had before they were moved or renamed: old path -> note id."""
-        rows = self.db.call(lambda c: c.execute("SELECT path, note_id FROM former_paths").fetchall())
+        rows = self.db.call(
+            lambda c: c.execute("SELECT path, note_id FROM former_paths").fetchall()
+        )
         return {r[0]: r[1] for r in rows}
 
     def record_problem(self, path: str, kind: str, message: str, mtime_ns: int) -> None:

@@ -27,7 +27,7 @@ from types import TracebackType
 import tantivy
 from tantivy import IndexWriter, Occur, Query
 
-from lithos.errors import IndexLocked, InvalidInput, LithosError
+from lithos.errors import IndexCorrupt, IndexLocked, InvalidInput
 
 logger = logging.getLogger(__name__)
 
@@ -48,12 +48,6 @@ _REGEX_META = frozenset("\\.+*?()|[]{}^$#&-~")
 # Tantivy's own files: meta.json, .managed.json and segment files named by a 32-hex-digit id.
 _TANTIVY_FILE = re.compile(r"^(meta\.json|\.managed\.json|[0-9a-f]{32}\..+)$")
 _WRITER_LOCK_FILE = ".tantivy-writer.lock"
-
-
-class FullTextIndexCorrupt(LithosError):
-    """The index directory holds an index that cannot be opened; rebuild it from the files."""
-
-    code = "index_corrupt"
 
 
 @dataclass(frozen=True)
@@ -100,17 +94,22 @@ def build_schema() -> tantivy.Schema:
 class FullTextIndex:
     """The persisted full-text index in ``directory``, opened for reading and writing.
 
-    Raises :class:`FullTextIndexCorrupt` if the directory holds an index that cannot be opened,
+    Raises :class:`IndexCorrupt` if the directory holds an index that cannot be opened,
     and :class:`~lithos.errors.IndexLocked` if another writer (usually a running server, possibly
     another object in this process) owns the index. Call :meth:`close` to release the writer.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, read_only: bool = False) -> None:
+        """``read_only`` takes no writer, so it works beside a running server (CLI search and
+        stats); each search then reloads to see the server's latest commits."""
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
         self._schema = build_schema()
         self._index = _open_index(directory, self._schema)
-        self._writer: IndexWriter | None = _acquire_writer(self._index, directory)
+        self.read_only = read_only
+        self._writer: IndexWriter | None = (
+            None if read_only else _acquire_writer(self._index, directory)
+        )
         self._write_lock = threading.Lock()
 
     @classmethod
@@ -123,7 +122,7 @@ class FullTextIndex:
         """
         try:
             return cls(directory), False
-        except FullTextIndexCorrupt as error:
+        except IndexCorrupt as error:
             if _writer_lock_is_held(directory):
                 raise _locked_error(directory) from error
             logger.warning("Rebuilding the full-text index in %s: %s", directory, error.message)
@@ -165,11 +164,11 @@ class FullTextIndex:
 
     def count(self) -> int:
         """The number of documents held."""
-        return int(self._index.searcher().num_docs)
+        return int(self._searcher().num_docs)
 
     def hashes(self) -> dict[str, str]:
         """``{id: content_hash}`` for every document held, to check the index against the files."""
-        searcher = self._index.searcher()
+        searcher = self._searcher()
         total = searcher.num_docs
         if total == 0:
             return {}
@@ -201,7 +200,7 @@ class FullTextIndex:
         if limit < 1:
             raise InvalidInput(f"limit must be at least 1, got {limit}.")
         text_query = self._parse(query)
-        searcher = self._index.searcher()
+        searcher = self._searcher()
         filtered = self._with_filters(text_query, tags, author, path_prefix)
         hits = searcher.search(filtered, limit=limit, count=False).hits
         if not hits:
@@ -241,10 +240,16 @@ class FullTextIndex:
     ) -> None:
         self.close()
 
+    def _searcher(self) -> tantivy.Searcher:
+        if self.read_only:  # another process writes; pick up its latest commit
+            self._index.reload()
+        return self._index.searcher()
+
     def _commit(self, apply: Callable[[IndexWriter], object]) -> None:
         with self._write_lock:
             if self._writer is None:
-                raise RuntimeError(f"The full-text index in {self.directory} is closed.")
+                state = "read-only" if self.read_only else "closed"
+                raise RuntimeError(f"The full-text index in {self.directory} is {state}.")
             try:
                 apply(self._writer)
                 self._writer.commit()
@@ -287,7 +292,7 @@ def _open_index(directory: Path, schema: tantivy.Schema) -> tantivy.Index:
     try:
         return tantivy.Index(schema, path=str(directory), reuse=True)
     except ValueError as error:
-        raise FullTextIndexCorrupt(
+        raise IndexCorrupt(
             f"The full-text index in {directory} is corrupt or was built by an incompatible "
             f"version ({error}). It is derived from the notes: rebuild it.",
             directory=str(directory),

@@ -44,6 +44,7 @@ class Database:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{path.name}")
         self._thread_id: int | None = None
+        self._closed = False
         self._conn: sqlite3.Connection = self._executor.submit(self._open).result()
         self.call(lambda conn: _migrate(conn, migrations))
 
@@ -69,6 +70,10 @@ class Database:
         return await asyncio.wrap_future(future)
 
     def close(self) -> None:
+        """Close the connection; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
         try:
             self._executor.submit(self._conn.close).result()
         finally:

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastmcp import FastMCP
 from pydantic import Field
 
+from lithos.mcp.tools.types import AgentId, IsoTime, NoteId, TagList
 from lithos.services.knowledge import WriteRequest
 from lithos.store.catalog import ListQuery
-from lithos.mcp.tools.types import AgentId, IsoTime, NoteId, TagList
 
 if TYPE_CHECKING:
     from lithos.app import LithosApp

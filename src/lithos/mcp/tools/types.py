@@ -21,5 +21,7 @@ def _iso_time(value: str) -> str:
 
 AgentId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S")]
 NoteId = Annotated[str, Field(min_length=1, max_length=64)]
-TagList = Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]], Field(max_length=100)]
+TagList = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=200)]], Field(max_length=100)
+]
 IsoTime = Annotated[str, AfterValidator(_iso_time)]

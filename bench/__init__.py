@@ -1,0 +1,1 @@
+"""Lithos benchmarks (``perf.py``) and retrieval-quality evaluations (``eval.py``)."""

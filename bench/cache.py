@@ -1,0 +1,70 @@
+"""A vector cache shared by benchmark runs, so each chunk text is embedded once per model.
+
+The cache is one SQLite file with the vector store's own key, ``(model_id, chunk_hash)``, where
+``chunk_hash`` is the sha256 of the chunk text: a vector is only ever reused for the same text
+under the same model, so the cache cannot serve a stale vector. :func:`seed` copies it into a
+fresh data directory before Lithos starts; :func:`save` copies new vectors back afterwards.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from lithos.store.embedder import DIMENSION, MODEL_ID
+from lithos.store.vectors import VectorStore
+
+DEFAULT = Path(__file__).resolve().parent / ".cache" / "vectors.db"
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS embeddings (model_id TEXT NOT NULL, chunk_hash TEXT NOT NULL,"
+    " vector BLOB NOT NULL, PRIMARY KEY (model_id, chunk_hash)) WITHOUT ROWID"
+)
+
+
+def vectors_db(data_dir: Path) -> Path:
+    return data_dir / ".vectors" / "vectors.db"
+
+
+def seed(data_dir: Path, cache: Path = DEFAULT) -> int:
+    """Copy every cached vector into ``data_dir``'s vector store (created if missing).
+
+    Call before Lithos opens ``data_dir``. Returns how many vectors the store holds after.
+    """
+    target = vectors_db(data_dir)
+    VectorStore(target, MODEL_ID, DIMENSION).close()  # creates the schema Lithos expects
+    if not cache.exists():
+        return 0
+    with sqlite3.connect(target) as conn:
+        conn.execute("ATTACH DATABASE ? AS cache", (str(cache),))
+        conn.execute(
+            "INSERT OR IGNORE INTO main.embeddings(model_id, chunk_hash, vector)"
+            " SELECT model_id, chunk_hash, vector FROM cache.embeddings"
+        )
+        conn.commit()
+        count = conn.execute("SELECT COUNT(*) FROM main.embeddings").fetchone()[0]
+        conn.execute("DETACH DATABASE cache")
+    return int(count)
+
+
+def save(data_dir: Path, cache: Path = DEFAULT) -> int:
+    """Add the vectors of ``data_dir`` the cache lacks; returns how many were added.
+
+    Safe while Lithos runs (SQLite readers do not block its writer for long).
+    """
+    source = vectors_db(data_dir)
+    if not source.exists():
+        return 0
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(cache, timeout=60) as conn:
+        conn.execute(_SCHEMA)
+        before = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+        conn.execute("ATTACH DATABASE ? AS run", (str(source),))
+        conn.execute(
+            "INSERT OR IGNORE INTO main.embeddings(model_id, chunk_hash, vector)"
+            " SELECT model_id, chunk_hash, vector FROM run.embeddings"
+        )
+        conn.commit()
+        after = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+        conn.execute("DETACH DATABASE run")
+    return int(after - before)

@@ -1,0 +1,183 @@
+"""Retrieval quality on BEIR SciFact: nDCG@10, Recall@10/100 and MRR@10 per search mode.
+
+The 5,183 abstracts are dropped into a fresh knowledge directory as Markdown files and indexed
+by Lithos itself (start-up reconcile plus the embedding worker); vectors come from the shared
+cache (bench/cache.py) when they were computed before. Every mode is one row of
+``RETRIEVERS``, so a new retrieval mode (lithos_retrieve, ...) is one more entry. Fusion rules
+(bench/fusion.py) are tuned on the train queries only and reported on the test queries.
+
+    .venv/bin/python bench/eval.py            # full run, writes bench/out/eval.json
+    .venv/bin/python bench/eval.py --quick --out /tmp/x   # ~300 abstracts, CI smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from fastmcp import Client  # noqa: E402
+
+from bench import cache, fusion, machine, scifact  # noqa: E402
+from bench.machine import log  # noqa: E402
+from bench.metrics import evaluate  # noqa: E402
+from lithos.app import LithosApp  # noqa: E402
+from lithos.config import load_config  # noqa: E402
+from lithos.mcp.server import create_server  # noqa: E402
+
+DEPTH = 100
+Scored = list[tuple[str, float]]
+# name -> (app, query, depth) -> [(note id, score)] best first
+RETRIEVERS: dict[str, Callable[[LithosApp, str, int], Scored]] = {
+    "fulltext": lambda app, q, n: [(h["id"], h["score"]) for h in app.search.fulltext_hits(q, n)],
+    "semantic": lambda app, q, n: [
+        (h["id"], h["similarity"]) for h in app.search.semantic_hits(q, n, threshold=0.0)
+    ],
+    "hybrid": lambda app, q, n: [(h["id"], h["score"]) for h in app.search.hybrid_hits(q, n)],
+}
+PUBLISHED = {
+    "BM25 (Anserini flat)": {"ndcg@10": 0.679, "recall@100": 0.925},
+    "BM25 (BEIR paper)": {"ndcg@10": 0.665, "recall@100": 0.908},
+    "all-MiniLM-L6-v2 (MTEB)": {"ndcg@10": 0.645},
+}
+
+
+def open_indexed(data: scifact.SciFact, root: Path, use_cache: bool) -> tuple[LithosApp, dict]:
+    """Lithos over the abstracts, fully indexed and embedded; returns the app and timings."""
+    data_dir = root / "data"
+    scifact.write_notes(data, data_dir / "knowledge")
+    seeded = cache.seed(data_dir) if use_cache else 0
+    overrides = {
+        "server.watch_files": False,
+        "search.embedding_threads": 2,
+        "search.embedding_batch_size": 32,
+    }
+    app = LithosApp(load_config(data_dir=data_dir, overrides=overrides)).open()
+    started = time.perf_counter()
+    app.start(watch=False)
+    indexed = time.perf_counter() - started
+    log(f"indexed {len(data.corpus)} abstracts in {indexed:.1f} s; {seeded} cached vectors")
+    while not app.embedding.wait_idle(30):
+        counts = app.vectors.counts()
+        log(f"embedding: {counts.embedded_chunks}/{counts.chunks} chunks")
+        if use_cache:
+            cache.save(data_dir)
+    embedded = time.perf_counter() - started - indexed
+    if use_cache:
+        cache.save(data_dir)
+    counts = app.vectors.counts()
+    timings = {
+        "index_s": round(indexed, 2),
+        "embed_s": round(embedded, 2),
+        "chunks": counts.chunks,
+        "vectors_from_cache": seeded,
+    }
+    return app, timings
+
+
+def run_queries(
+    app: LithosApp, queries: dict[str, str], ids: dict[str, str]
+) -> tuple[dict[str, dict[str, Scored]], dict[str, float]]:
+    """Every retriever's ranking (in SciFact ids) of every query, and its mean latency in ms."""
+    rankings: dict[str, dict[str, Scored]] = {name: {} for name in RETRIEVERS}
+    latency: dict[str, float] = {}
+    for name, retrieve in RETRIEVERS.items():
+        started = time.perf_counter()
+        for qid, text in queries.items():
+            hits = retrieve(app, text, DEPTH)
+            rankings[name][qid] = [(ids[note], score) for note, score in hits if note in ids]
+        latency[name] = round(1000 * (time.perf_counter() - started) / max(1, len(queries)), 2)
+    return rankings, latency
+
+
+def score(rankings: dict[str, Scored], qrels: dict[str, dict[str, int]]) -> dict[str, float]:
+    plain = {q: [doc for doc, _ in ranked] for q, ranked in rankings.items()}
+    return {name: round(value, 4) for name, value in evaluate(plain, qrels).items()}
+
+
+def tune_fusion(rankings: dict[str, dict[str, dict[str, Scored]]], data: scifact.SciFact) -> dict:
+    """Score every fusion rule on train; report the best one (by nDCG@10) on test too."""
+    by_rule: dict[str, dict[str, dict[str, float]]] = {}
+    for name, rule in fusion.candidates().items():
+        by_rule[name] = {}
+        for split in ("train", "test"):
+            text, semantic = rankings[split]["fulltext"], rankings[split]["semantic"]
+            fused = {q: [(d, 0.0) for d in rule(text[q], semantic[q])] for q in text}
+            by_rule[name][split] = score(fused, data.qrels[split])
+    best = max(by_rule, key=lambda name: by_rule[name]["train"]["ndcg@10"])
+    return {"best_on_train": best, "rules": by_rule}
+
+
+async def mcp_agreement(app: LithosApp, queries: dict[str, str], limit: int = 10) -> dict:
+    """Run queries through the lithos_search tool; count rankings identical to direct calls."""
+    same = total = 0
+    async with Client(create_server(app)) as client:
+        for text in queries.values():
+            for mode in RETRIEVERS:
+                result = await client.call_tool(
+                    "lithos_search", {"query": text, "mode": mode, "limit": limit}
+                )
+                tool_ids = [hit["id"] for hit in result.structured_content["results"]]
+                direct = [note for note, _ in RETRIEVERS[mode](app, text, limit)]
+                total += 1
+                same += tool_ids == direct
+    return {"queries": len(queries), "calls": total, "identical_rankings": same}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="~300 abstracts, 20 queries/split")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
+    parser.add_argument("--no-cache", action="store_true", help="embed everything afresh")
+    parser.add_argument("--mcp-queries", type=int, default=30)
+    args = parser.parse_args(argv)
+
+    data = scifact.load()
+    if args.quick:
+        data = scifact.subset(data, docs=300, queries_per_split=20)
+        args.mcp_queries = min(args.mcp_queries, 5)
+    with tempfile.TemporaryDirectory(prefix="lithos-eval-") as tmp:
+        ids = {note: doc for note, doc in ((scifact.note_id(d), d) for d in data.corpus)}
+        app, build = open_indexed(data, Path(tmp), use_cache=not args.no_cache)
+        try:
+            rankings, latency, quality = {}, {}, {}
+            for split in ("train", "test"):
+                queries = {q: data.queries[q] for q in data.qrels[split]}
+                log(f"{split}: {len(queries)} queries")
+                rankings[split], latency[split] = run_queries(app, queries, ids)
+                quality[split] = {m: score(r, data.qrels[split]) for m, r in rankings[split].items()}
+            tuning = tune_fusion(rankings, data)
+            test_queries = {q: data.queries[q] for q in list(data.qrels["test"])[: args.mcp_queries]}
+            agreement = asyncio.run(mcp_agreement(app, test_queries))
+        finally:
+            app.close()
+    result: dict[str, Any] = {
+        "quick": args.quick,
+        "corpus_docs": len(data.corpus),
+        "queries": {split: len(table) for split, table in data.qrels.items()},
+        "build": build,
+        "quality": quality,
+        "latency_ms_mean": latency,
+        "fusion_tuning": tuning,
+        "mcp_agreement": agreement,
+        "published": PUBLISHED,
+    }
+    path = machine.write_result(args.out, "eval", result)
+    for mode, metrics in quality["test"].items():
+        print(f"test {mode:9s} " + "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
+    best = tuning["best_on_train"]
+    print(f"best fusion on train: {best}: test {tuning['rules'][best]['test']}")
+    print(f"MCP tool agreement: {agreement}")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
