@@ -23,3 +23,12 @@ types: install
 	$(VENV)/bin/mypy
 
 check: lint types test
+
+# Benchmarks write bench/out/*.json, then bench/report.py rewrites bench/RESULTS.md and the plots.
+bench: install
+	FASTMCP_CHECK_FOR_UPDATES=off $(PY) bench/perf.py $(BENCH_ARGS)
+	$(PY) bench/report.py
+
+eval: install
+	FASTMCP_CHECK_FOR_UPDATES=off $(PY) bench/eval.py $(EVAL_ARGS)
+	$(PY) bench/report.py

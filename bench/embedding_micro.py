@@ -72,10 +72,12 @@ def child_throughput(threads: int, batch: int, count: int) -> dict[str, float]:
     chunks = sample_chunks(count)
     embedder = OnnxEmbedder(threads=threads, batch_size=batch)
     embedder.embed(chunks[:batch])  # load and warm up
-    started = time.perf_counter()
-    embedder.embed(chunks)
-    elapsed = time.perf_counter() - started
-    return {"chunks_per_s": count / elapsed, "rss_mb": peak_rss_mb()}
+    rates = []
+    for _ in range(3):  # best of three: other processes on a shared machine only slow it down
+        started = time.perf_counter()
+        embedder.embed(chunks)
+        rates.append(count / (time.perf_counter() - started))
+    return {"chunks_per_s": max(rates), "rss_mb": peak_rss_mb()}
 
 
 def in_child(*args: str) -> dict[str, float]:
@@ -91,6 +93,7 @@ def median_ms(fn, repeats: int) -> float:
         started = time.perf_counter()
         fn()
         times.append((time.perf_counter() - started) * 1000)
+        time.sleep(0.002)  # searches arrive one at a time, not in a hot loop
     return statistics.median(times)
 
 

@@ -23,14 +23,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fastmcp import Client  # noqa: E402
+from fastmcp import Client
 
-from bench import cache, fusion, machine, scifact  # noqa: E402
-from bench.machine import log  # noqa: E402
-from bench.metrics import evaluate  # noqa: E402
-from lithos.app import LithosApp  # noqa: E402
-from lithos.config import load_config  # noqa: E402
-from lithos.mcp.server import create_server  # noqa: E402
+from bench import cache, fusion, machine, scifact
+from bench.machine import log
+from bench.metrics import evaluate
+from lithos.app import LithosApp
+from lithos.config import load_config
+from lithos.mcp.server import create_server
 
 DEPTH = 100
 Scored = list[tuple[str, float]]
@@ -116,14 +116,18 @@ def tune_fusion(rankings: dict[str, dict[str, dict[str, Scored]]], data: scifact
 
 
 async def mcp_agreement(app: LithosApp, queries: dict[str, str], limit: int = 10) -> dict:
-    """Run queries through the lithos_search tool; count rankings identical to direct calls."""
+    """Run queries through the search tools; count rankings identical to direct calls."""
     same = total = 0
     async with Client(create_server(app)) as client:
         for text in queries.values():
             for mode in RETRIEVERS:
-                result = await client.call_tool(
-                    "lithos_search", {"query": text, "mode": mode, "limit": limit}
+                # lithos_semantic with threshold 0 is the semantic ranking the eval scores.
+                tool, arguments = (
+                    ("lithos_semantic", {"query": text, "limit": limit, "threshold": 0.0})
+                    if mode == "semantic"
+                    else ("lithos_search", {"query": text, "mode": mode, "limit": limit})
                 )
+                result = await client.call_tool(tool, arguments)
                 tool_ids = [hit["id"] for hit in result.structured_content["results"]]
                 direct = [note for note, _ in RETRIEVERS[mode](app, text, limit)]
                 total += 1
@@ -152,9 +156,13 @@ def main(argv: list[str] | None = None) -> int:
                 queries = {q: data.queries[q] for q in data.qrels[split]}
                 log(f"{split}: {len(queries)} queries")
                 rankings[split], latency[split] = run_queries(app, queries, ids)
-                quality[split] = {m: score(r, data.qrels[split]) for m, r in rankings[split].items()}
+                quality[split] = {
+                    m: score(r, data.qrels[split]) for m, r in rankings[split].items()
+                }
             tuning = tune_fusion(rankings, data)
-            test_queries = {q: data.queries[q] for q in list(data.qrels["test"])[: args.mcp_queries]}
+            test_queries = {
+                q: data.queries[q] for q in list(data.qrels["test"])[: args.mcp_queries]
+            }
             agreement = asyncio.run(mcp_agreement(app, test_queries))
         finally:
             app.close()
@@ -169,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         "mcp_agreement": agreement,
         "published": PUBLISHED,
     }
-    path = machine.write_result(args.out, "eval", result)
+    path = machine.write_result(args.out, "eval-quick" if args.quick else "eval", result)
     for mode, metrics in quality["test"].items():
         print(f"test {mode:9s} " + "  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
     best = tuning["best_on_train"]

@@ -8,7 +8,6 @@ weights is exactly the shipped reciprocal-rank fusion (``SearchService.hybrid_hi
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 Ranking = Sequence[tuple[str, float]]
 Rule = Callable[[Ranking, Ranking], list[str]]

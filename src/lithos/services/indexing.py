@@ -48,6 +48,7 @@ class ReconcileReport:
     vectors_fixed: int = 0
     removed: int = 0
     ids_assigned: int = 0
+    temp_files_removed: int = 0
     problems: list[dict[str, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
@@ -164,6 +165,7 @@ class Indexer:
                 self.fulltext.clear()
                 self.vectors.clear()
             report = ReconcileReport()
+            report.temp_files_removed = self.files.remove_temp_files()
             on_disk = list(self.files.scan())
             report.files = len(on_disk)
             catalog = {e.path: e for e in self.catalog.entries()}

@@ -87,8 +87,10 @@ def _frontmatter_problems(path: str, meta: dict[str, object]) -> list[Problem]:
 
 
 def _link_problems(notes: list[Note], former: dict[str, str]) -> list[Problem]:
-    resolver = LinkResolver.build((n.id, n.path, n.aliases) for n in notes if n.id)
-    paths = {n.id: n.path for n in notes}
+    # A file not yet given an id is still a link target; its path stands in for the id.
+    keys = {n.path: n.id or f"path:{n.path}" for n in notes}
+    resolver = LinkResolver.build((keys[n.path], n.path, n.aliases) for n in notes)
+    paths = {keys[n.path]: n.path for n in notes}
     former_keys = {normalise_target(path): note_id for path, note_id in former.items()}
     former_names = {key.rsplit("/", 1)[-1]: note_id for key, note_id in former_keys.items()}
     found = []

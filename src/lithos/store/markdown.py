@@ -141,6 +141,14 @@ class KnowledgeFiles:
                 rel = full.relative_to(self.root).as_posix()
                 yield FileInfo(rel, st.st_mtime_ns, st.st_size)
 
+    def remove_temp_files(self) -> int:
+        """Delete temporary files a killed write left behind; call only with no writer running."""
+        removed = 0
+        for leftover in self.root.rglob(f"{TEMP_PREFIX}*"):
+            leftover.unlink(missing_ok=True)
+            removed += 1
+        return removed
+
     def relative(self, absolute: Path) -> str | None:
         """The knowledge-relative path of an absolute path, or None if outside/irrelevant."""
         try:

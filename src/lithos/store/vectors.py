@@ -54,7 +54,7 @@ MIGRATIONS = (
             chunk_hash TEXT NOT NULL,
             vector BLOB NOT NULL,
             PRIMARY KEY (model_id, chunk_hash)
-        ) WITHOUT ROWID
+        )
         """,
     ),
 )
@@ -222,11 +222,15 @@ class VectorStore:
             allowed = {note for note in self._note_ids() if note_filter(note)}
         ranked: list[tuple[str, int, str, float]] | None = None
         while ranked is None:
-            self._db.call(self._ensure_loaded)
+            self.warm()
             with self._lock:
                 if self._matrix is not None:  # else a failed write just dropped it: reload
                     ranked = self._matrix.top(unit, limit, allowed)
         return self._db.call(lambda conn: _hits(conn, ranked))
+
+    def warm(self) -> None:
+        """Read the search matrix now rather than on the first search. Idempotent."""
+        self._db.call(self._ensure_loaded)
 
     def counts(self) -> VectorCounts:
         """Current sizes; cheap enough to call on every search."""
@@ -269,19 +273,21 @@ class VectorStore:
     def _ensure_loaded(self, conn: sqlite3.Connection) -> None:
         if self._matrix is not None:
             return
-        matrix = _ChunkMatrix(self.dimension)
         rows = conn.execute(
             "SELECT c.note_id, c.chunk_index, c.chunk_hash, e.vector FROM chunks c"
             " JOIN embeddings e ON e.model_id = ? AND e.chunk_hash = c.chunk_hash",
             (self.model_id,),
-        )
-        for note_id, index, h, blob in rows:
-            matrix.add(note_id, index, h, self._decode(blob))
+        ).fetchall()
+        for row in rows:
+            self._decode(row[3])  # checks every vector's size before the bulk copy
+        vectors = np.frombuffer(b"".join(row[3] for row in rows), dtype=np.float32)
+        keys = [(note_id, index, h) for note_id, index, h, _ in rows]
+        matrix = _ChunkMatrix(self.dimension, keys, vectors.reshape(len(rows), self.dimension))
         with self._lock:
             self._matrix = matrix
 
     def _note_ids(self) -> list[str]:
-        self._db.call(self._ensure_loaded)
+        self.warm()
         with self._lock:
             return self._matrix.note_ids() if self._matrix is not None else []
 
@@ -353,16 +359,27 @@ class _ChunkMatrix:
     the next add, so writes never copy the matrix except to grow it (doubling).
     """
 
-    def __init__(self, dimension: int) -> None:
-        self._vectors = np.zeros((0, dimension), dtype=np.float32)
-        self._note_codes = np.zeros(0, dtype=np.int64)  # -1 marks a free row
-        self._keys: list[tuple[str, int, str] | None] = []
-        self._row_of: dict[tuple[str, int], int] = {}
+    def __init__(
+        self,
+        dimension: int,
+        keys: Sequence[tuple[str, int, str]] = (),
+        vectors: np.ndarray | None = None,
+    ) -> None:
+        """A matrix holding ``vectors[i]`` for chunk ``keys[i]`` (``note_id, index, hash``)."""
+        self._vectors = np.zeros((len(keys), dimension), dtype=np.float32)
+        if vectors is not None:
+            self._vectors[:] = vectors
+        self._keys: list[tuple[str, int, str] | None] = list(keys)
+        self._row_of = {(key[0], key[1]): row for row, key in enumerate(keys)}
         self._rows_of_note: dict[str, set[int]] = {}
         self._free_rows: list[int] = []
         self._code_of: dict[str, int] = {}
         self._free_codes: list[int] = []
-        self._size = 0
+        self._size = len(keys)
+        for row, key in enumerate(keys):
+            self._rows_of_note.setdefault(key[0], set()).add(row)
+        codes = [self._code(key[0]) for key in keys]
+        self._note_codes = np.array(codes, dtype=np.int64)  # -1 marks a free row
 
     def note_ids(self) -> list[str]:
         return list(self._rows_of_note)

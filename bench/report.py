@@ -1,0 +1,273 @@
+"""Write bench/RESULTS.md and the plots from the JSON that perf.py and eval.py saved.
+
+Every number in RESULTS.md is copied from ``bench/out/perf.json`` and ``bench/out/eval.json``;
+nothing is measured or rounded differently here. A missing JSON leaves its section out.
+
+    .venv/bin/python bench/report.py [--out-dir bench/out] [--target bench]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+HERE = Path(__file__).resolve().parent
+TOOLS_PLOTTED = ("read", "write_create", "search_fulltext", "search_semantic", "search_hybrid")
+# Targets of issue 3, meant for 10,000 real notes: (label, how to read it, limit, unit)
+TARGETS = (
+    ("full-text search p95", lambda s: s["latency_ms"]["search_fulltext"]["p95"], 20, "ms"),
+    (
+        "semantic search p95 (embedded)",
+        lambda s: s["latency_ms"]["search_semantic"]["p95"],
+        50,
+        "ms",
+    ),
+    ("startup with existing indexes", lambda s: s["startup_with_indexes_s"], 3, "s"),
+    ("server RSS (max seen)", lambda s: max(_rss(s)), 500, "MB"),
+    (
+        "hand edit searchable (median, 500 ms debounce)",
+        lambda s: s["hand_edit"]["debounce_500ms"]["median_ms"] / 1000,
+        1,
+        "s",
+    ),
+)
+
+
+def _rss(size: dict[str, Any]) -> list[float]:
+    return [size[k] for k in ("rss_mb_loaded", "rss_mb_after_searches", "rss_mb_after_concurrency")]
+
+
+def machine_section(machine: dict[str, Any]) -> list[str]:
+    return [
+        f"- Machine: {machine['cpu_model']}, {machine['cores']} cores, "
+        f"{machine['memory_gb']} GB RAM, {machine['os']}, Python {machine['python']}",
+        f"- Date: {machine['date']}; commit `{machine['commit']}`",
+    ]
+
+
+def table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join("—" if v is None else str(v) for v in row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def eval_section(result: dict[str, Any]) -> list[str]:
+    metrics = ["ndcg@10", "recall@10", "recall@100", "mrr@10"]
+    lines = ["## Retrieval quality: BEIR SciFact", ""]
+    lines += machine_section(result["machine"])
+    build = result["build"]
+    lines += [
+        f"- {result['corpus_docs']} abstracts as notes ({build['chunks']} chunks), "
+        f"{result['queries']['test']} test / {result['queries']['train']} train queries; "
+        f"indexed in {build['index_s']} s, embedded in {build['embed_s']} s "
+        f"({build['vectors_from_cache']} vectors from the cache)",
+        "",
+        "Test queries (the published figures are for the same 300 queries):",
+        "",
+    ]
+    rows = [
+        [f"Lithos {mode}", *[values[m] for m in metrics], result["latency_ms_mean"]["test"][mode]]
+        for mode, values in result["quality"]["test"].items()
+    ]
+    rows += [
+        [f"published: {name}", *[v.get(m) for m in metrics], None]
+        for name, v in result["published"].items()
+    ]
+    lines += table(["system", *metrics, "mean ms/query"], rows)
+    lines += ["Train queries (used for tuning only):", ""]
+    lines += table(
+        ["mode", *metrics],
+        [[m, *[v[k] for k in metrics]] for m, v in result["quality"]["train"].items()],
+    )
+    tuning = result["fusion_tuning"]
+    rules = sorted(tuning["rules"].items(), key=lambda kv: -kv[1]["train"]["ndcg@10"])
+    shipped = "rrf k=60 w_text=0.5"
+    lines += [
+        "Hybrid fusion rules, chosen on train nDCG@10 (bench/fusion.py; `rrf k=60 w_text=0.5` "
+        "is the shipped rule; `convex` = alpha·minmax(BM25) + (1-alpha)·minmax(cosine)):",
+        "",
+    ]
+    picked = rules[:5] + [(n, v) for n, v in rules if n == shipped and (n, v) not in rules[:5]]
+    lines += table(
+        ["rule", "train nDCG@10", "test nDCG@10", "test Recall@100", "test MRR@10"],
+        [
+            [
+                n,
+                v["train"]["ndcg@10"],
+                v["test"]["ndcg@10"],
+                v["test"]["recall@100"],
+                v["test"]["mrr@10"],
+            ]
+            for n, v in picked
+        ],
+    )
+    agreement = result["mcp_agreement"]
+    lines += [
+        f"MCP check: {agreement['queries']} test queries through `lithos_search` (in-memory "
+        f"client) in every mode gave the same top-10 as the direct service call in "
+        f"{agreement['identical_rankings']} of {agreement['calls']} calls.",
+        "",
+    ]
+    return lines
+
+
+def perf_section(result: dict[str, Any]) -> list[str]:
+    sizes = result["sizes"]
+    lines = ["## Performance: PowerShell docs + tldr pages", ""]
+    lines += machine_section(result["machine"])
+    lines += [""]
+    largest = sizes[-1]
+    lines += [f"Targets (issue 3, for 10,000 notes), measured at {largest['notes']} notes:", ""]
+    rows = []
+    for label, read, limit, unit in TARGETS:
+        value = read(largest)
+        rows.append(
+            [
+                label,
+                f"< {limit} {unit}",
+                f"{value:g} {unit}",
+                "met" if value < limit else "**missed**",
+            ]
+        )
+    lines += table(["target", "limit", "measured", ""], rows)
+    lines += ["Ingest, start-up, memory, hand edits:", ""]
+    header = ["notes"] + [str(s["notes"]) for s in sizes]
+    facts = [
+        ("PowerShell / tldr pages", lambda s: f"{s['powershell_pages']} / {s['tldr_pages']}"),
+        (
+            "chunks (pending after wait)",
+            lambda s: f"{s['index']['chunks']} ({s['index']['pending']})",
+        ),
+        ("server start-up, no indexes (s)", lambda s: s["startup_no_indexes_s"]),
+        (
+            "files + full-text ingest, in-process (notes/s)",
+            lambda s: s["embedding"]["files_fulltext_notes_per_s"],
+        ),
+        ("embedding, 2 threads (chunks/s)", lambda s: s["embedding"]["chunks_per_s"]),
+        ("lithos_write ingest (notes/s)", lambda s: s["write_ingest"]["notes_per_s"]),
+        ("server start-up, indexes present (s)", lambda s: s["startup_with_indexes_s"]),
+        (
+            "RSS loaded / after searches / after load test (MB)",
+            lambda s: " / ".join(str(v) for v in _rss(s)),
+        ),
+        (
+            "hand edit searchable, median ms (500 ms debounce)",
+            lambda s: s["hand_edit"]["debounce_500ms"]["median_ms"],
+        ),
+        (
+            "hand edit searchable, median ms (100 ms debounce)",
+            lambda s: s["hand_edit"]["debounce_100ms"]["median_ms"],
+        ),
+    ]
+    lines += table(header, [[label, *[read(s) for s in sizes]] for label, read in facts])
+    lines += [
+        "Latency per tool call through an MCP client over streamable HTTP, p50 / p95 / p99 "
+        f"ms ({sizes[0]['latency_ms']['read']['n']} calls each):",
+        "",
+    ]
+    tools = list(sizes[0]["latency_ms"])
+    rows = [[tool, *[_p(s["latency_ms"][tool]) for s in sizes]] for tool in tools]
+    lines += table(["tool"] + [f"{s['notes']} notes" for s in sizes], rows)
+    lines += [
+        "Concurrent agent sessions over streamable HTTP (mixed reads, searches, writes, "
+        "claim/release, lists; each session bounded by call count and time):",
+        "",
+    ]
+    rows = [
+        [s["notes"], c["sessions"], c["calls"], c["seconds"], c["calls_per_s"], c["errors"]]
+        for s in sizes
+        for c in s["concurrency"]
+    ]
+    lines += table(["notes", "sessions", "calls", "seconds", "calls/s", "errors"], rows)
+    return lines
+
+
+def _p(values: dict[str, float]) -> str:
+    return f"{values['p50']} / {values['p95']} / {values['p99']}"
+
+
+def plot_latency(result: dict[str, Any], target: Path) -> None:
+    sizes = result["sizes"]
+    xs = [s["notes"] for s in sizes]
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for tool in TOOLS_PLOTTED:
+        ax.plot(xs, [s["latency_ms"][tool]["p95"] for s in sizes], marker="o", label=tool)
+    ax.set(
+        xlabel="notes in the knowledge base",
+        ylabel="p95 latency (ms, MCP over HTTP)",
+        title="Lithos tool latency vs corpus size",
+        xscale="log",
+        yscale="log",
+    )
+    ax.legend()
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    plt.close(fig)
+
+
+def plot_quality(result: dict[str, Any], target: Path) -> None:
+    names = [f"Lithos {m}" for m in result["quality"]["test"]] + list(result["published"])
+    values = list(result["quality"]["test"].values()) + list(result["published"].values())
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for offset, metric in ((-0.2, "ndcg@10"), (0.2, "recall@100")):
+        heights = [v.get(metric, 0) for v in values]
+        ax.bar([i + offset for i in range(len(names))], heights, width=0.4, label=metric)
+    ax.set_xticks(range(len(names)), names, rotation=25, ha="right", fontsize=8)
+    ax.set(ylim=(0, 1), title="SciFact test quality per mode")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out-dir", type=Path, default=HERE / "out")
+    parser.add_argument("--target", type=Path, default=HERE)
+    args = parser.parse_args(argv)
+    lines = [
+        "# Lithos benchmark results",
+        "",
+        "Generated by `bench/report.py` from the JSON the runs wrote; do not edit by hand.",
+        "Reproduce: `make eval` (SciFact quality) and `make bench` (performance); each ends by "
+        "rewriting this file and the plots. Vectors are cached in `bench/.cache/` keyed by "
+        "model and chunk-text hash, so only the first run pays for embedding.",
+        "",
+    ]
+    found = False
+    for name, section, plot in (
+        ("eval", eval_section, plot_quality),
+        ("perf", perf_section, plot_latency),
+    ):
+        path = args.out_dir / f"{name}.json"
+        if not path.exists():
+            path = args.out_dir / f"{name}-quick.json"  # a --quick run, when no full one exists
+        if not path.exists():
+            continue
+        found = True
+        result = json.loads(path.read_text())
+        image = f"{'quality' if name == 'eval' else 'latency'}.png"
+        plot(result, args.target / image)
+        lines += [*section(result), f"![{name}]({image})", ""]
+    notes = HERE / "NOTES.md"
+    if notes.exists():
+        lines += [notes.read_text().strip(), ""]
+    if not found:
+        print(f"no results in {args.out_dir}", file=sys.stderr)
+        return 1
+    (args.target / "RESULTS.md").write_text("\n".join(lines))
+    print(f"wrote {args.target / 'RESULTS.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

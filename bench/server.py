@@ -1,0 +1,95 @@
+"""A ``lithos serve`` subprocess on 127.0.0.1 for benchmarks: start, time, measure, stop."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil
+
+LITHOS = Path(sys.executable).with_name("lithos")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """``lithos serve --transport http`` over ``data_dir``; ``startup_s`` is the time from
+    spawning the process to the first healthy ``GET /health``."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        watch: bool = False,
+        env: dict[str, str] | None = None,
+        log: Path | None = None,
+    ) -> None:
+        self.data_dir = data_dir
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self._watch = watch
+        self._env = {**os.environ, "FASTMCP_CHECK_FOR_UPDATES": "off", **(env or {})}
+        self._log = log or data_dir.parent / "server.log"
+        self._process: subprocess.Popen[bytes] | None = None
+        self.startup_s = 0.0
+
+    def start(self, timeout: float = 900) -> Server:
+        command = [str(LITHOS), "--data-dir", str(self.data_dir), "serve"]
+        command += ["--transport", "http", "--host", "127.0.0.1", "--port", str(self.port)]
+        if not self._watch:
+            command.append("--no-watch")
+        started = time.perf_counter()
+        with self._log.open("ab") as log:
+            self._process = subprocess.Popen(command, env=self._env, stdout=log, stderr=log)
+        deadline = started + timeout
+        while time.perf_counter() < deadline:
+            if self._process.poll() is not None:
+                raise RuntimeError(f"lithos serve exited with {self._process.returncode}")
+            if self._healthy():
+                self.startup_s = time.perf_counter() - started
+                return self
+            time.sleep(0.02)
+        self.stop()
+        raise TimeoutError(f"lithos serve not healthy after {timeout} s")
+
+    def _healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=1) as r:
+                return bool(r.status == 200)
+        except OSError:
+            return False
+
+    def rss_mb(self) -> float:
+        """Resident memory of the server process and any children, in MiB."""
+        if self._process is None:
+            return 0.0
+        process = psutil.Process(self._process.pid)
+        total = process.memory_info().rss
+        total += sum(child.memory_info().rss for child in process.children(recursive=True))
+        return round(total / 2**20, 1)
+
+    def stop(self) -> None:
+        if self._process is None:
+            return
+        self._process.send_signal(signal.SIGINT)
+        try:
+            self._process.wait(30)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._process = None
+
+    def __enter__(self) -> Server:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,116 @@
+"""The lithos command: stats, search, reindex and validate on a data directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lithos.cli.main import main
+from lithos.domain.notes import split_frontmatter
+from tests.fakes import HashingEmbedder
+
+
+@pytest.fixture(autouse=True)
+def fake_embedder(monkeypatch):
+    """The CLI builds its own app; give it the fast embedder (the real one is tested apart)."""
+    monkeypatch.setattr("lithos.app.create_embedder", lambda *a, **k: HashingEmbedder())
+
+
+def knowledge(data_dir: Path) -> Path:
+    path = data_dir / "knowledge"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def run(data_dir: Path, *args: str) -> int:
+    return main(["--data-dir", str(data_dir), *args])
+
+
+def test_reindex_indexes_dropped_in_files_and_stats_counts_them(data_dir: Path, capsys):
+    notes = knowledge(data_dir)
+    (notes / "one.md").write_text("# One\n\nfirst body\n")
+    (notes / "sub").mkdir()
+    (notes / "sub" / "two.md").write_text("---\ntitle: Two\ntags: [t]\n---\nsecond body\n")
+    assert run(data_dir, "reindex") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["files"] == 2 and report["ids_assigned"] == 2
+    assert run(data_dir, "stats") == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["documents"] == 2 and stats["tags"] == 1
+    assert stats["indexes"]["pending_chunks"] == 0 and stats["indexes"]["fulltext_documents"] == 2
+
+
+def test_incremental_reindex_redoes_nothing_and_clear_rebuilds(data_dir: Path, capsys):
+    (knowledge(data_dir) / "a.md").write_text("# A\n\nbody\n")
+    run(data_dir, "reindex")
+    capsys.readouterr()
+    run(data_dir, "reindex")
+    again = json.loads(capsys.readouterr().out)
+    assert again["unchanged"] == 1 and again["fulltext_fixed"] == 0
+    run(data_dir, "reindex", "--clear")
+    cleared = json.loads(capsys.readouterr().out)
+    assert cleared["fulltext_fixed"] == 1 and cleared["catalog_fixed"] == 1
+
+
+def test_search_prints_matching_notes(data_dir: Path, capsys):
+    (knowledge(data_dir) / "wombat.md").write_text("# Wombats\n\nCube-shaped droppings.\n")
+    run(data_dir, "reindex")
+    capsys.readouterr()
+    assert run(data_dir, "search", "droppings") == 0
+    out = capsys.readouterr().out
+    assert "wombat.md" in out and "Wombats" in out
+    assert run(data_dir, "search", "droppings", "--semantic") == 0
+    assert "wombat.md" in capsys.readouterr().out
+
+
+def test_validate_reports_link_and_frontmatter_problems_with_exit_1(data_dir: Path, capsys):
+    notes = knowledge(data_dir)
+    (notes / "a").mkdir()
+    (notes / "b").mkdir()
+    (notes / "a" / "dup.md").write_text("# Dup\n")
+    (notes / "b" / "dup.md").write_text("# Dup\n")
+    (notes / "src.md").write_text("# Src\n\n[[dup]] [[nowhere]] [[a/dup]]\n")
+    (notes / "bad.md").write_text("---\ntitle: [x\n---\n")
+    (notes / "badconf.md").write_text("---\nid: nope\ntitle: T\nconfidence: 7\n---\nbody\n")
+    assert run(data_dir, "validate") == 1
+    out = capsys.readouterr().out
+    assert "src.md: ambiguous_link: [[dup]]" in out
+    assert "src.md: broken_link: [[nowhere]]" in out
+    assert "[[a/dup]]" not in out
+    assert "bad.md: malformed_frontmatter" in out
+    assert "badconf.md: malformed_id" in out and "badconf.md: malformed_field" in out
+    assert "a/dup.md: missing_frontmatter" in out
+
+
+def test_validate_reports_stale_links_after_a_rename(data_dir: Path, capsys):
+    notes = knowledge(data_dir)
+    (notes / "old-name.md").write_text("# Renamed\n")
+    (notes / "linker.md").write_text("# Linker\n\nsee [[old-name]]\n")
+    run(data_dir, "reindex")
+    (notes / "old-name.md").rename(notes / "new-name.md")
+    run(data_dir, "reindex")
+    capsys.readouterr()
+    assert run(data_dir, "validate") == 1
+    assert "linker.md: stale_link: [[old-name]] points to a note that moved to new-name.md" in (
+        capsys.readouterr().out
+    )
+
+
+def test_validate_is_clean_and_exits_0_for_good_notes(data_dir: Path, capsys):
+    notes = knowledge(data_dir)
+    (notes / "a.md").write_text("# A\n\n[[b]]\n")
+    (notes / "b.md").write_text("# B\n")
+    run(data_dir, "reindex")  # gives both files full frontmatter
+    for path in notes.glob("*.md"):
+        assert split_frontmatter(path.read_text())[0]["id"]
+    assert run(data_dir, "validate") == 0
+
+
+def test_invalid_config_is_a_one_line_error_with_exit_2(data_dir: Path, capsys):
+    data_dir.mkdir(parents=True)
+    (data_dir / "config.yaml").write_text("server:\n  port: -1\n")
+    assert run(data_dir, "stats") == 2
+    err = capsys.readouterr().err
+    assert "config_error" in err and "server.port" in err

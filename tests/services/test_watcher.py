@@ -1,0 +1,107 @@
+"""The file watcher brings hand edits into every index and ignores the server's own writes."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from lithos.app import LithosApp
+from lithos.services.knowledge import WriteRequest
+from tests.support import make_app
+
+
+@pytest.fixture
+def watched(data_dir: Path) -> Iterator[LithosApp]:
+    app = make_app(data_dir)
+    app.start(watch=True)
+    try:
+        yield app
+    finally:
+        app.close()
+
+
+def eventually(check: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+def found(app: LithosApp, word: str) -> list[str]:
+    return [h.id for h in app.fulltext.search(word, limit=10)]
+
+
+def test_a_file_dropped_in_by_hand_is_indexed(watched: LithosApp):
+    (watched.files.root / "manual.md").write_text("# Manual note\n\nquokka facts\n")
+    assert eventually(lambda: len(found(watched, "quokka")) == 1)
+    entry = watched.catalog.by_path("manual.md")
+    assert entry is not None and entry.title == "Manual note"
+
+
+def test_a_hand_edit_replaces_the_old_text_in_the_index(watched: LithosApp):
+    created = asyncio.run(
+        watched.knowledge.write(WriteRequest(agent="a", title="Edit me", content="before"))
+    )
+    path = watched.files.root / created["path"]
+    path.write_text(path.read_text().replace("before", "axolotl"))
+    assert eventually(lambda: found(watched, "axolotl") == [created["id"]])
+    assert found(watched, "before") == []
+    assert eventually(lambda: watched.vectors.note_hashes() == watched.fulltext.hashes())
+
+
+def test_a_hand_delete_removes_the_note_everywhere(watched: LithosApp):
+    created = asyncio.run(
+        watched.knowledge.write(WriteRequest(agent="a", title="Delete me", content="narwhal"))
+    )
+    (watched.files.root / created["path"]).unlink()
+    assert eventually(lambda: watched.catalog.get(created["id"]) is None)
+    assert eventually(lambda: found(watched, "narwhal") == [])
+    assert eventually(lambda: created["id"] not in watched.vectors.note_hashes())
+
+
+def test_a_rename_keeps_the_note_identity(watched: LithosApp):
+    created = asyncio.run(
+        watched.knowledge.write(WriteRequest(agent="a", title="Old name", content="okapi"))
+    )
+    (watched.files.root / "moved").mkdir()
+    (watched.files.root / created["path"]).rename(watched.files.root / "moved" / "new-name.md")
+
+    def moved() -> bool:
+        entry = watched.catalog.get(created["id"])
+        return entry is not None and entry.path == "moved/new-name.md"
+
+    assert eventually(moved)
+    assert eventually(lambda: watched.catalog.count() == 1)
+    assert eventually(lambda: found(watched, "okapi") == [created["id"]])
+    assert watched.catalog.count() == 1
+
+
+def test_a_deleted_folder_removes_its_notes(watched: LithosApp):
+    asyncio.run(
+        watched.knowledge.write(WriteRequest(agent="a", title="In folder", content="x", path="f"))
+    )
+    shutil.rmtree(watched.files.root / "f")
+    assert eventually(lambda: watched.catalog.count() == 0)
+
+
+def test_the_servers_own_writes_are_not_reindexed_by_the_watcher(watched: LithosApp):
+    for i in range(5):
+        asyncio.run(watched.knowledge.write(WriteRequest(agent="a", title=f"Own {i}", content="x")))
+    applied = watched.indexer.applied
+    time.sleep(1.0)  # several debounce intervals: the watcher has seen every event by now
+    assert watched.watcher is not None and watched.watcher.handled >= 5
+    assert watched.indexer.applied == applied
+
+
+def test_broken_yaml_from_a_person_is_reported_and_the_watcher_keeps_going(watched: LithosApp):
+    (watched.files.root / "broken.md").write_text("---\ntitle: [oops\n---\nbody\n")
+    assert eventually(lambda: any(p["path"] == "broken.md" for p in watched.catalog.problems()))
+    (watched.files.root / "fine.md").write_text("# Fine\n\nplatypus\n")
+    assert eventually(lambda: len(found(watched, "platypus")) == 1)
