@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import shutil
 import statistics
 import sys
@@ -144,6 +145,7 @@ def measure_size(pages: list[corpus.Page], root: Path, args: argparse.Namespace)
         "notes": size,
         "powershell_pages": sum(p.source == "powershell" for p in pages),
         "tldr_pages": sum(p.source == "tldr" for p in pages),
+        "measured": {k: machine.describe()[k] for k in ("date", "commit")},
     }
     log(f"size {size}: embedding into the vector cache")
     result["embedding"] = prepare_vectors(pages, root, args.embed_timeout)
@@ -154,7 +156,8 @@ def measure_size(pages: list[corpus.Page], root: Path, args: argparse.Namespace)
     log(f"size {size}: cold start (no indexes)")
     with Server(data_dir) as server:
         result["startup_no_indexes_s"] = round(server.startup_s, 2)
-        result["index"] = asyncio.run(wait_embedded(server.url, args.embed_timeout))
+        # Chunks the cache step left unembedded (--embed-timeout) stay pending: say so.
+        result["index"] = asyncio.run(wait_embedded(server.url, 120))
         ids = asyncio.run(note_ids(server.url, size))
         result["rss_mb_loaded"] = server.rss_mb()
         log(f"size {size}: tool latencies")
@@ -202,20 +205,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edits", type=int, default=7)
     parser.add_argument("--write-cap", type=int, default=500, help="notes ingested via tool")
     parser.add_argument("--embed-timeout", type=float, default=4 * 3600)
+    parser.add_argument("--merge", action="store_true", help="keep other sizes in the output")
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.calls, args.session_calls, args.seconds = [200], 5, 10, 5
         args.sessions, args.edits, args.write_cap = [1, 10], 3, 50
 
-    results = []
+    name = "perf-quick" if args.quick else "perf"
+    previous = args.out / f"{name}.json"
+    kept = []
+    if args.merge and previous.exists():
+        kept = [
+            s for s in json.loads(previous.read_text())["sizes"] if s["notes"] not in args.sizes
+        ]
+    results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="lithos-perf-") as tmp:
         pages = corpus.unpack(Path(tmp) / "corpus")
         for size in args.sizes:
             root = Path(tmp) / f"size-{size}"
             root.mkdir()
             results.append(measure_size(pages[:size], root, args))
-            name = "perf-quick" if args.quick else "perf"
-            path = machine.write_result(args.out, name, {"quick": args.quick, "sizes": results})
+            merged = sorted(kept + results, key=lambda size: size["notes"])
+            path = machine.write_result(args.out, name, {"quick": args.quick, "sizes": merged})
             log(f"wrote {path}")
     errors = sum(run["errors"] for size in results for run in size["concurrency"])
     for size in results:

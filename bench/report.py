@@ -141,6 +141,10 @@ def perf_section(result: dict[str, Any]) -> list[str]:
     lines += ["Ingest, start-up, memory, hand edits:", ""]
     header = ["notes"] + [str(s["notes"]) for s in sizes]
     facts = [
+        (
+            "measured (date, commit)",
+            lambda s: "{date}, `{commit}`".format(**s["measured"]) if "measured" in s else None,
+        ),
         ("PowerShell / tldr pages", lambda s: f"{s['powershell_pages']} / {s['tldr_pages']}"),
         (
             "chunks (pending after wait)",
@@ -222,8 +226,8 @@ def plot_quality(result: dict[str, Any], target: Path) -> None:
         heights = [v.get(metric, 0) for v in values]
         ax.bar([i + offset for i in range(len(names))], heights, width=0.4, label=metric)
     ax.set_xticks(range(len(names)), names, rotation=25, ha="right", fontsize=8)
-    ax.set(ylim=(0, 1), title="SciFact test quality per mode")
-    ax.legend()
+    ax.set(ylim=(0, 1.15), title="SciFact test quality per mode")
+    ax.legend(loc="upper center", ncol=2)
     fig.tight_layout()
     fig.savefig(target, dpi=110)
     plt.close(fig)

@@ -390,3 +390,32 @@ def test_upserts_from_several_threads_all_land(index: FullTextIndex) -> None:
         writer.join()
     assert index.count() == 80
     assert len(index.search("concurrent", limit=100)) == 80
+
+
+def test_concurrent_writers_share_commits_and_each_reads_its_own_write(
+    index: FullTextIndex,
+) -> None:
+    missing: list[str] = []
+    barrier = threading.Barrier(12)
+
+    def writer(i: int) -> None:
+        barrier.wait()
+        index.upsert([note(f"n{i}", f"Note {i}", f"uniqueword{i}")])
+        if ids(index.search(f"uniqueword{i}")) != [f"n{i}"]:
+            missing.append(f"n{i}")
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert missing == []
+    assert index.count() == 12
+    assert index.commits < 12  # at least two writers were covered by one commit
+
+
+def test_staged_changes_are_invisible_until_committed(index: FullTextIndex) -> None:
+    ticket = index.stage_upsert([note("later", "Later", "pending words")])
+    assert ids(index.search("pending")) == []
+    index.commit_through(ticket)
+    assert ids(index.search("pending")) == ["later"]

@@ -131,6 +131,8 @@ def test_notes_chunks_and_vectors_persist_across_reopen(
         ]
         hits = search(reopened, embedder, "persistent apples")
         assert [hit.note_id for hit in hits][:2] == ["a", "b"]
+        embed_pending(reopened, embedder)  # grows the loaded matrix into its spare row
+        assert search(reopened, embedder, "cherries")[0].note_id == "c"
     finally:
         reopened.close()
 

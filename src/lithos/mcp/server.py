@@ -6,9 +6,11 @@ produced by :class:`ErrorEnvelope` and nowhere else.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
@@ -124,6 +126,11 @@ def http_app(server: FastMCP) -> Starlette:
 
 async def serve(app: LithosApp, transport: str, host: str, port: int) -> None:
     """Run the server until cancelled. ``app`` must be started."""
+    # Tool handlers run blocking I/O in threads; the default pool (cores + 4) would cap how
+    # many agents' writes can share one full-text commit.
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(max_workers=32, thread_name_prefix="lithos-io")
+    )
     server = create_server(app)
     if transport == "stdio":
         await server.run_stdio_async(show_banner=False)

@@ -103,24 +103,38 @@ class Indexer:
     # -- single notes -------------------------------------------------------------------
 
     def apply(self, indexed: list[IndexedFile]) -> None:
-        """Bring every index to these notes' content (one batch, one commit per index)."""
-        if not indexed:
-            return
+        """Bring every index to these notes' content; searchable when this returns."""
+        self.commit(self.stage(indexed))
+
+    def stage(self, indexed: list[IndexedFile]) -> int:
+        """Update the catalog and vectors and queue the full-text change; returns the ticket
+        to pass to :meth:`commit`. Call with or without :attr:`lock` held; commit without it,
+        so concurrent writers share one full-text commit."""
         with self.lock:
             self.catalog.upsert([self._record(item) for item in indexed])
-            self.fulltext.upsert([_fulltext_doc(item) for item in indexed])
+            ticket = self.fulltext.stage_upsert([_fulltext_doc(item) for item in indexed])
             for item in indexed:
                 self.vectors.set_note(item.note.id, item.file_hash, self._chunks(item.note))
             self.applied += len(indexed)
             self.generation += 1
         self._notify()
+        return ticket
+
+    def commit(self, ticket: int) -> None:
+        """Wait until the full-text changes up to ``ticket`` are committed and searchable."""
+        self.fulltext.commit_through(ticket)
 
     def forget(self, note_id: str) -> None:
+        """Remove a note from every index; searchable as gone when this returns."""
+        self.commit(self.stage_forget(note_id))
+
+    def stage_forget(self, note_id: str) -> int:
         with self.lock:
             self.catalog.remove(note_id)
-            self.fulltext.delete([note_id])
+            ticket = self.fulltext.stage_delete([note_id])
             self.vectors.remove_note(note_id)
             self.generation += 1
+        return ticket
 
     def index_path(self, path: str) -> IndexedFile | None:
         """Index the file at ``path`` if its content differs from what the catalog holds.

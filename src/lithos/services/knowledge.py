@@ -133,7 +133,8 @@ class KnowledgeService:
         with self.indexer.lock:
             path = self.files.create(directory, stem, text)
             note = note.with_changes(path=path)
-            self._index(note, text)
+            ticket = self._stage(note, text)
+        self.indexer.commit(ticket)
         result = _result("created", note, text)
         expected = f"{directory}/{stem}.md" if directory else f"{stem}.md"
         if path != expected:
@@ -163,7 +164,8 @@ class KnowledgeService:
                 self.files.delete(current.path)
             else:
                 self.files.replace(note.path, text)
-            self._index(note, text)
+            ticket = self._stage(note, text)
+        self.indexer.commit(ticket)
         return _result("updated", note, text)
 
     def _merge(self, current: Note, request: WriteRequest) -> Note:
@@ -190,10 +192,10 @@ class KnowledgeService:
             path=path,
         )
 
-    def _index(self, note: Note, text: str) -> None:
+    def _stage(self, note: Note, text: str) -> int:
         info = self.files.stat(note.path)
         assert info is not None
-        self.indexer.apply([IndexedFile(note, content_hash(text), info)])
+        return self.indexer.stage([IndexedFile(note, content_hash(text), info)])
 
     def _load(self, note_id: str) -> tuple[Note, str]:
         entry = self.catalog.get(note_id)
@@ -242,7 +244,8 @@ class KnowledgeService:
             if entry is None:
                 raise DocNotFound(f"no note with id {note_id}")
             self.files.delete(entry.path)
-            self.indexer.forget(note_id)
+            ticket = self.indexer.stage_forget(note_id)
+        self.indexer.commit(ticket)
         return {"success": True, "id": note_id, "path": entry.path}
 
     def _validate(self, request: WriteRequest) -> None:

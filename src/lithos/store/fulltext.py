@@ -110,7 +110,13 @@ class FullTextIndex:
         self._writer: IndexWriter | None = (
             None if read_only else _acquire_writer(self._index, directory)
         )
-        self._write_lock = threading.Lock()
+        self.commits = 0  # Tantivy commits made, for tests and benchmarks
+        self._commit_lock = threading.Lock()  # one commit at a time; guards the writer
+        self._pending_lock = threading.Lock()
+        self._pending: list[Callable[[IndexWriter], object]] = []
+        self._staged = 0  # tickets handed out by _stage
+        self._committed = 0  # every ticket up to this one is committed
+        self._discarded: list[tuple[int, int]] = []  # (low, high]: tickets a rollback dropped
 
     @classmethod
     def open_or_rebuild(cls, directory: Path) -> tuple[FullTextIndex, bool]:
@@ -130,37 +136,68 @@ class FullTextIndex:
             return cls(directory), True
 
     def upsert(self, docs: Iterable[FullTextDoc]) -> None:
-        """Add or replace ``docs`` by id, as one commit; visible to the next search on return.
+        """Add or replace ``docs`` by id; visible to the next search on return.
 
-        If any document fails, none of the batch is applied. A repeated id in the batch keeps
-        the last occurrence.
+        A repeated id in the batch keeps the last occurrence.
         """
-        batch = list(docs)
-        if not batch:
-            return
-
-        def apply(writer: IndexWriter) -> None:
-            for doc in batch:
-                writer.delete_documents_by_term("id", doc.id)
-                writer.add_document(_to_document(doc))
-
-        self._commit(apply)
+        self.commit_through(self.stage_upsert(docs))
 
     def delete(self, ids: Iterable[str]) -> None:
-        """Remove the documents with these ids, as one commit. Unknown ids are ignored."""
+        """Remove the documents with these ids; unknown ids are ignored."""
+        self.commit_through(self.stage_delete(ids))
+
+    def clear(self) -> None:
+        """Remove every document."""
+        self.commit_through(self._stage(lambda writer: writer.delete_all_documents()))
+
+    def stage_upsert(self, docs: Iterable[FullTextDoc]) -> int:
+        """Queue adds/replacements without committing; returns a ticket for commit_through."""
+        batch = [(doc.id, _to_document(doc)) for doc in docs]
+
+        def apply(writer: IndexWriter) -> None:
+            for doc_id, document in batch:
+                writer.delete_documents_by_term("id", doc_id)
+                writer.add_document(document)
+
+        return self._stage(apply)
+
+    def stage_delete(self, ids: Iterable[str]) -> int:
+        """Queue deletions without committing; returns a ticket for commit_through."""
         batch = list(ids)
-        if not batch:
-            return
 
         def apply(writer: IndexWriter) -> None:
             for doc_id in batch:
                 writer.delete_documents_by_term("id", doc_id)
 
-        self._commit(apply)
+        return self._stage(apply)
 
-    def clear(self) -> None:
-        """Remove every document, as one commit."""
-        self._commit(lambda writer: writer.delete_all_documents())
+    def commit_through(self, ticket: int) -> None:
+        """Return once everything staged up to ``ticket`` is committed and searchable.
+
+        Group commit: one Tantivy commit (tens of milliseconds of fsync) covers every change
+        staged before it, so concurrent writers share commits instead of queueing for one each.
+        Raises if the commit that should have held ``ticket`` failed (nothing of it applied).
+        """
+        with self._commit_lock:
+            if any(low < ticket <= high for low, high in self._discarded):
+                raise RuntimeError("a failed full-text commit discarded this change; retry it")
+            if ticket <= self._committed:
+                return
+            with self._pending_lock:
+                batch, self._pending = self._pending, []
+                target = self._staged
+            writer = self._require_writer()
+            try:
+                for apply in batch:
+                    apply(writer)
+                writer.commit()
+            except BaseException:
+                writer.rollback()
+                self._discarded.append((self._committed, target))
+                raise
+            self._committed = target
+            self.commits += 1
+            self._index.reload()
 
     def count(self) -> int:
         """The number of documents held."""
@@ -224,7 +261,7 @@ class FullTextIndex:
 
     def close(self) -> None:
         """Wait for background merges and release the writer lock. Safe to call twice."""
-        with self._write_lock:
+        with self._commit_lock:
             writer, self._writer = self._writer, None
         if writer is not None:
             writer.wait_merging_threads()
@@ -245,18 +282,20 @@ class FullTextIndex:
             self._index.reload()
         return self._index.searcher()
 
-    def _commit(self, apply: Callable[[IndexWriter], object]) -> None:
-        with self._write_lock:
-            if self._writer is None:
-                state = "read-only" if self.read_only else "closed"
-                raise RuntimeError(f"The full-text index in {self.directory} is {state}.")
-            try:
-                apply(self._writer)
-                self._writer.commit()
-            except BaseException:
-                self._writer.rollback()
-                raise
-            self._index.reload()
+    def _stage(self, apply: Callable[[IndexWriter], object]) -> int:
+        # Only queued here: the writer cannot be touched while another thread commits
+        # ("Already borrowed"), and queueing lets the next commit take every waiting change.
+        self._require_writer()
+        with self._pending_lock:
+            self._pending.append(apply)
+            self._staged += 1
+            return self._staged
+
+    def _require_writer(self) -> IndexWriter:
+        if self._writer is None:
+            state = "read-only" if self.read_only else "closed"
+            raise RuntimeError(f"The full-text index in {self.directory} is {state}.")
+        return self._writer
 
     def _parse(self, query: str) -> Query:
         boosts = {"title": TITLE_BOOST}

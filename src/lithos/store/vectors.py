@@ -273,16 +273,20 @@ class VectorStore:
     def _ensure_loaded(self, conn: sqlite3.Connection) -> None:
         if self._matrix is not None:
             return
+        # Every chunk row bounds the number of embedded ones; spare rows become free capacity.
+        capacity = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        vectors = np.zeros((capacity, self.dimension), dtype=np.float32)
+        keys: list[tuple[str, int, str]] = []
         rows = conn.execute(
             "SELECT c.note_id, c.chunk_index, c.chunk_hash, e.vector FROM chunks c"
-            " JOIN embeddings e ON e.model_id = ? AND e.chunk_hash = c.chunk_hash",
+            " JOIN embeddings e ON e.model_id = ? AND e.chunk_hash = c.chunk_hash"
+            " ORDER BY c.rowid",
             (self.model_id,),
-        ).fetchall()
-        for row in rows:
-            self._decode(row[3])  # checks every vector's size before the bulk copy
-        vectors = np.frombuffer(b"".join(row[3] for row in rows), dtype=np.float32)
-        keys = [(note_id, index, h) for note_id, index, h, _ in rows]
-        matrix = _ChunkMatrix(self.dimension, keys, vectors.reshape(len(rows), self.dimension))
+        )
+        for row, (note_id, index, h, blob) in enumerate(rows):  # one blob at a time: low peak RSS
+            vectors[row] = self._decode(blob)
+            keys.append((note_id, index, h))
+        matrix = _ChunkMatrix(self.dimension, keys, vectors)
         with self._lock:
             self._matrix = matrix
 
@@ -365,10 +369,11 @@ class _ChunkMatrix:
         keys: Sequence[tuple[str, int, str]] = (),
         vectors: np.ndarray | None = None,
     ) -> None:
-        """A matrix holding ``vectors[i]`` for chunk ``keys[i]`` (``note_id, index, hash``)."""
-        self._vectors = np.zeros((len(keys), dimension), dtype=np.float32)
-        if vectors is not None:
-            self._vectors[:] = vectors
+        """A matrix holding ``vectors[i]`` (adopted, not copied) for chunk ``keys[i]``; rows of
+        ``vectors`` beyond ``len(keys)`` are spare capacity."""
+        if vectors is None:
+            vectors = np.zeros((len(keys), dimension), dtype=np.float32)
+        self._vectors = vectors
         self._keys: list[tuple[str, int, str] | None] = list(keys)
         self._row_of = {(key[0], key[1]): row for row, key in enumerate(keys)}
         self._rows_of_note: dict[str, set[int]] = {}
@@ -378,8 +383,8 @@ class _ChunkMatrix:
         self._size = len(keys)
         for row, key in enumerate(keys):
             self._rows_of_note.setdefault(key[0], set()).add(row)
-        codes = [self._code(key[0]) for key in keys]
-        self._note_codes = np.array(codes, dtype=np.int64)  # -1 marks a free row
+        self._note_codes = np.full(len(vectors), -1, dtype=np.int64)  # -1 marks a free row
+        self._note_codes[: len(keys)] = [self._code(key[0]) for key in keys]
 
     def note_ids(self) -> list[str]:
         return list(self._rows_of_note)
