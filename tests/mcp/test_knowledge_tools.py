@@ -198,6 +198,9 @@ BAD_WRITES = [
     ({"title": "x", "content": "y", "path": "../outside"}, "invalid_path"),
     ({"title": "x", "content": "y", "path": "/etc"}, "invalid_path"),
     ({"title": "x", "content": "y", "path": "a/../../b"}, "invalid_path"),
+    ({"title": "x", "content": "y", "path": "notes/file.md"}, "invalid_path"),
+    ({"title": "x", "content": "y", "path": ".hidden"}, "invalid_path"),
+    ({"title": "x", "content": "y", "path": "a\x00b"}, "invalid_path"),
     ({"title": "   ", "content": "y"}, "invalid_input"),
     ({"title": "", "content": "y"}, "invalid_input"),
     ({"title": "x", "content": "y", "confidence": 1.5}, "invalid_input"),
@@ -237,3 +240,12 @@ async def test_read_needs_id_or_path_and_rejects_escaping_paths(client: Client):
     assert (await call(client, "lithos_read"))["code"] == "invalid_input"
     assert (await call(client, "lithos_read", path="../../etc/passwd"))["code"] == "invalid_path"
     assert (await call(client, "lithos_read", id="nope"))["code"] == "invalid_input"
+
+
+async def test_read_by_path_finds_a_file_dropped_in_before_the_watcher_saw_it(
+    client: Client, app: LithosApp
+):
+    (app.files.root / "fresh.md").write_text("# Fresh\n\nJust saved by a person.\n")
+    note = await call(client, "lithos_read", path="fresh.md")
+    assert note["title"] == "Fresh" and note["content"].endswith("Just saved by a person.\n")
+    assert (await call(client, "lithos_list"))["total"] == 1

@@ -219,6 +219,10 @@ class KnowledgeService:
         elif path:
             relative = self.files.check_file(path if path.endswith(".md") else f"{path}.md")
             entry = self.catalog.by_path(relative)
+            if entry is None and self.files.exists(relative):
+                # Dropped in by hand moments ago: index it now rather than wait for the watcher.
+                self.indexer.index_path(relative)
+                entry = self.catalog.by_path(relative)
             if entry is None:
                 raise DocNotFound(f"no note at {relative}")
             note, text = self._load(entry.id)

@@ -50,6 +50,10 @@ class KnowledgeFiles:
         for part in parts:
             if part == ".." or part.startswith(".") or not _SEGMENT.match(part):
                 raise InvalidPath(f"invalid path segment {part!r} in {subdir!r}")
+        if parts and parts[-1].endswith(".md"):
+            raise InvalidPath(
+                f"path names a folder, not a file ({subdir!r}); the file name comes from the title"
+            )
         normalised = "/".join(parts)
         self._require_inside(self.root / normalised, subdir)
         return normalised
