@@ -94,6 +94,8 @@ class LithosApp:
             self.embedder,
             default_threshold=cfg.search.semantic_threshold,
             max_results=cfg.search.max_results,
+            fusion=cfg.search.hybrid_fusion,
+            hybrid_alpha=cfg.search.hybrid_alpha,
             rrf_k=cfg.search.rrf_k,
         )
         self._opened = True

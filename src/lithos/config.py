@@ -58,6 +58,8 @@ class SearchConfig(_Section):
     max_results: int = Field(default=50, ge=1, le=1000)
     chunk_size: int = Field(default=500, ge=50)
     chunk_max: int = Field(default=1000, ge=100)
+    hybrid_fusion: Literal["convex", "rrf"] = "convex"
+    hybrid_alpha: float = Field(default=0.5, ge=0.0, le=1.0)
     rrf_k: int = Field(default=60, ge=1)
 
     @model_validator(mode="after")

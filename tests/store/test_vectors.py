@@ -206,6 +206,21 @@ def test_search_returns_at_most_limit_hits_best_first(
     assert search(store, embedder, "tea", limit=0) == []
 
 
+def test_search_is_exact_over_thousands_of_chunks(store: VectorStore) -> None:
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((3000, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    for n in range(300):
+        store.set_note(f"n{n}", "h", [f"chunk {n * 10 + i}" for i in range(10)])
+    store.store_embeddings([(chunk_hash(f"chunk {i}"), vectors[i]) for i in range(3000)])
+    query = vectors[1234] + 0.5 * vectors[2999]
+    hits = store.search(query, 5)
+    expected = np.argsort(-(vectors @ (query / np.linalg.norm(query))))[:5]
+    assert [f"n{i // 10}:{i % 10}" for i in expected] == [
+        f"{hit.note_id}:{hit.chunk_index}" for hit in hits
+    ]
+
+
 def test_one_text_in_two_notes_is_embedded_once_and_found_in_both(
     store: VectorStore, embedder: HashingEmbedder
 ) -> None:

@@ -1,4 +1,4 @@
-"""Search use cases: full-text (Tantivy BM25), semantic (chunk vectors) and hybrid (RRF).
+"""Search use cases: full-text (Tantivy BM25), semantic (chunk vectors) and hybrid (fusion).
 
 Full-text never touches the embedding model. Semantic search embeds only the query; the model
 is warmed in the background at start-up, so the first query does not pay for loading it.
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from lithos.domain.embedding import Embedder
+from lithos.domain.fusion import convex, reciprocal_rank
 from lithos.errors import InvalidInput
 from lithos.store.catalog import Catalog, ListQuery
 from lithos.store.fulltext import FullTextIndex
@@ -29,6 +30,8 @@ class SearchService:
         embedder: Embedder,
         default_threshold: float,
         max_results: int,
+        fusion: str = "convex",
+        hybrid_alpha: float = 0.5,
         rrf_k: int = 60,
     ) -> None:
         self.catalog = catalog
@@ -37,6 +40,8 @@ class SearchService:
         self.embedder = embedder
         self.default_threshold = default_threshold
         self.max_results = max_results
+        self.fusion = fusion
+        self.hybrid_alpha = hybrid_alpha
         self.rrf_k = rrf_k
 
     async def search(
@@ -79,9 +84,10 @@ class SearchService:
         tags: Sequence[str] = (),
         author: str | None = None,
         path_prefix: str | None = None,
+        syntax: bool = True,
     ) -> list[dict[str, Any]]:
         hits = self.fulltext.search(
-            query, limit=limit, tags=tags, author=author, path_prefix=path_prefix
+            query, limit=limit, tags=tags, author=author, path_prefix=path_prefix, syntax=syntax
         )
         return [
             {"id": h.id, "title": h.title, "path": h.path, "snippet": h.snippet, "score": h.score}
@@ -128,22 +134,27 @@ class SearchService:
         author: str | None = None,
         path_prefix: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Reciprocal-rank fusion of the full-text and semantic rankings (no threshold)."""
-        text = self.fulltext_hits(query, CANDIDATES, tags, author, path_prefix)
+        """Fusion of the full-text (query read as plain words) and semantic rankings."""
+        text = self.fulltext_hits(query, CANDIDATES, tags, author, path_prefix, syntax=False)
         semantic = self.semantic_hits(query, CANDIDATES, 0.0, tags, author, path_prefix)
-        fused: dict[str, dict[str, Any]] = {}
-        for name, ranking in (("fulltext", text), ("semantic", semantic)):
-            for rank, hit in enumerate(ranking, 1):
-                entry = fused.setdefault(hit["id"], {**hit, "score": 0.0})
-                entry["score"] += 1.0 / (self.rrf_k + rank)
-                entry[f"{name}_rank"] = rank
-                if name == "fulltext":
-                    entry["snippet"] = hit["snippet"]
-        ranked = sorted(fused.values(), key=lambda h: (-h["score"], h["id"]))[:limit]
-        for hit in ranked:
-            hit["score"] = round(hit["score"], 6)
-            hit.pop("similarity", None)
-        return ranked
+        text_ranking = [(h["id"], h["score"]) for h in text]
+        semantic_ranking = [(h["id"], h["similarity"]) for h in semantic]
+        if self.fusion == "rrf":
+            fused = reciprocal_rank(text_ranking, semantic_ranking, self.rrf_k)
+        else:
+            fused = convex(text_ranking, semantic_ranking, self.hybrid_alpha)
+        by_id = {h["id"]: h for h in semantic} | {h["id"]: h for h in text}
+        text_rank = {h["id"]: rank for rank, h in enumerate(text, 1)}
+        semantic_rank = {h["id"]: rank for rank, h in enumerate(semantic, 1)}
+        results = []
+        for note_id, score in fused[:limit]:
+            hit = by_id[note_id]
+            result = {k: hit[k] for k in ("id", "title", "path", "snippet")}
+            result["score"] = round(score, 6)
+            result["fulltext_rank"] = text_rank.get(note_id)
+            result["semantic_rank"] = semantic_rank.get(note_id)
+            results.append(result)
+        return results
 
     def _allowed(
         self, tags: Sequence[str], author: str | None, path_prefix: str | None

@@ -31,9 +31,11 @@ from lithos.errors import IndexCorrupt, IndexLocked, InvalidInput
 
 logger = logging.getLogger(__name__)
 
-# A title hit is a stronger signal than a body hit, but not so strong that a passing mention in a
-# title beats a note about the topic. Unmeasured starting point; the retrieval evaluation tunes it.
-TITLE_BOOST = 2.0
+# Weight of a title match relative to a content match. BM25 scores each field on its own, and a
+# short title's length normalisation already inflates its hits; on SciFact's train queries a
+# boost of 2.0 cost 0.07 nDCG@10 against 1.0, and 0.2-0.7 formed a plateau slightly above 1.0.
+# 0.5 sits in the middle of it (bench/RESULTS.md).
+TITLE_BOOST = 0.5
 # The writer's indexing arena. 50 MB holds a full reindex of ~10k notes between internal flushes
 # while staying small next to the embedding model; one thread suits a 2-core machine, where the
 # server's other work needs the second core (see docs/fulltext.md for the measurement).
@@ -223,11 +225,14 @@ class FullTextIndex:
         tags: Sequence[str] = (),
         author: str | None = None,
         path_prefix: str | None = None,
+        syntax: bool = True,
     ) -> list[FullTextHit]:
         """Best ``limit`` documents for ``query`` by BM25 over title and content.
 
         ``query`` uses Tantivy's query syntax (docs/fulltext.md); a query it cannot parse is
-        searched as its plain words, any of them. Filters narrow the search inside the index:
+        searched as its plain words, any of them. ``syntax=False`` treats the query as natural
+        language from the start (its words, any of them: no phrases from hyphens, no
+        exclusions), as hybrid search does. Filters narrow the search inside the index:
         every tag in ``tags`` must be present, ``author`` must match exactly, and ``path`` must
         start with ``path_prefix``. Raises :class:`~lithos.errors.InvalidInput` for an empty
         query or a ``limit`` below 1.
@@ -236,7 +241,7 @@ class FullTextIndex:
             raise InvalidInput("The search query is empty.")
         if limit < 1:
             raise InvalidInput(f"limit must be at least 1, got {limit}.")
-        text_query = self._parse(query)
+        text_query = self._parse(query) if syntax else self._words(query)
         searcher = self._searcher()
         filtered = self._with_filters(text_query, tags, author, path_prefix)
         hits = searcher.search(filtered, limit=limit, count=False).hits
@@ -303,11 +308,15 @@ class FullTextIndex:
             return self._index.parse_query(query, SEARCH_FIELDS, field_boosts=boosts)
         except ValueError as error:
             # Agents write free text with colons, brackets and stray quotes; search its words.
-            words = [word.lower() for word in _WORD.findall(query)]
-            logger.debug("Query %r searched as plain words %r: %s", query, words, error)
-            if not words:
-                return Query.empty_query()
-            return self._index.parse_query(" ".join(words), SEARCH_FIELDS, field_boosts=boosts)
+            logger.debug("Query %r searched as plain words: %s", query, error)
+            return self._words(query)
+
+    def _words(self, query: str) -> Query:
+        words = [word.lower() for word in _WORD.findall(query)]
+        if not words:
+            return Query.empty_query()
+        boosts = {"title": TITLE_BOOST}
+        return self._index.parse_query(" ".join(words), SEARCH_FIELDS, field_boosts=boosts)
 
     def _with_filters(
         self, text_query: Query, tags: Sequence[str], author: str | None, path_prefix: str | None

@@ -1,0 +1,47 @@
+"""Fusing a full-text ranking and a semantic ranking into one (hybrid search).
+
+Each ranking is a list of ``(note_id, score)``, best first. Both rules return
+``[(note_id, fused_score)]`` best first, ties broken by id so results are deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+Ranking = Sequence[tuple[str, float]]
+
+
+def convex(text: Ranking, semantic: Ranking, alpha: float) -> list[tuple[str, float]]:
+    """``alpha * norm(bm25) + (1 - alpha) * norm(similarity)``.
+
+    Scores are min-max normalised per query over each retriever's own candidates, so BM25's
+    unbounded scale and cosine's bounded one become comparable; a note missing from one list
+    scores 0 there.
+    """
+    fused: dict[str, float] = {}
+    for weight, ranking in ((alpha, text), (1.0 - alpha, semantic)):
+        for note_id, value in _min_max(ranking).items():
+            fused[note_id] = fused.get(note_id, 0.0) + weight * value
+    return _sorted(fused)
+
+
+def reciprocal_rank(text: Ranking, semantic: Ranking, k: int) -> list[tuple[str, float]]:
+    """Reciprocal-rank fusion: ``sum 1 / (k + rank)`` over the rankings a note appears in."""
+    fused: dict[str, float] = {}
+    for ranking in (text, semantic):
+        for rank, (note_id, _) in enumerate(ranking, 1):
+            fused[note_id] = fused.get(note_id, 0.0) + 1.0 / (k + rank)
+    return _sorted(fused)
+
+
+def _min_max(ranking: Ranking) -> dict[str, float]:
+    if not ranking:
+        return {}
+    values = [score for _, score in ranking]
+    low, high = min(values), max(values)
+    span = high - low
+    return {note_id: (score - low) / span if span > 0 else 1.0 for note_id, score in ranking}
+
+
+def _sorted(fused: dict[str, float]) -> list[tuple[str, float]]:
+    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
