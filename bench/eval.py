@@ -37,6 +37,10 @@ Scored = list[tuple[str, float]]
 # name -> (app, query, depth) -> [(note id, score)] best first
 RETRIEVERS: dict[str, Callable[[LithosApp, str, int], Scored]] = {
     "fulltext": lambda app, q, n: [(h["id"], h["score"]) for h in app.search.fulltext_hits(q, n)],
+    # The full-text half of hybrid search: the query read as plain words, not Tantivy syntax.
+    "fulltext-words": lambda app, q, n: [
+        (h["id"], h["score"]) for h in app.search.fulltext_hits(q, n, syntax=False)
+    ],
     "semantic": lambda app, q, n: [
         (h["id"], h["similarity"]) for h in app.search.semantic_hits(q, n, threshold=0.0)
     ],
@@ -108,7 +112,7 @@ def tune_fusion(rankings: dict[str, dict[str, dict[str, Scored]]], data: scifact
     for name, rule in fusion.candidates().items():
         by_rule[name] = {}
         for split in ("train", "test"):
-            text, semantic = rankings[split]["fulltext"], rankings[split]["semantic"]
+            text, semantic = rankings[split]["fulltext-words"], rankings[split]["semantic"]
             fused = {q: [(d, 0.0) for d in rule(text[q], semantic[q])] for q in text}
             by_rule[name][split] = score(fused, data.qrels[split])
     best = max(by_rule, key=lambda name: by_rule[name]["train"]["ndcg@10"])
@@ -120,7 +124,7 @@ async def mcp_agreement(app: LithosApp, queries: dict[str, str], limit: int = 10
     same = total = 0
     async with Client(create_server(app)) as client:
         for text in queries.values():
-            for mode in RETRIEVERS:
+            for mode in ("fulltext", "semantic", "hybrid"):
                 # lithos_semantic with threshold 0 is the semantic ranking the eval scores.
                 tool, arguments = (
                     ("lithos_semantic", {"query": text, "limit": limit, "threshold": 0.0})
@@ -132,7 +136,12 @@ async def mcp_agreement(app: LithosApp, queries: dict[str, str], limit: int = 10
                 direct = [note for note, _ in RETRIEVERS[mode](app, text, limit)]
                 total += 1
                 same += tool_ids == direct
-    return {"queries": len(queries), "calls": total, "identical_rankings": same}
+    return {
+        "queries": len(queries),
+        "calls": total,
+        "identical_rankings": same,
+        "tools": "lithos_search (fulltext, hybrid), lithos_semantic threshold=0 (semantic)",
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,7 +25,11 @@ class HashingEmbedder:
         self.model_id = model_id
         self.dimension = dimension
         self.embedded_texts: list[str] = []
+        self.warmed = False
         self._lock = threading.Lock()
+
+    def warm(self) -> None:
+        self.warmed = True
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:

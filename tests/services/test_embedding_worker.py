@@ -175,3 +175,35 @@ def test_stop_joins_the_thread(vectors: VectorStore) -> None:
 def test_embedder_of_another_space_is_rejected(vectors: VectorStore) -> None:
     with pytest.raises(ValueError, match="does not match"):
         EmbeddingWorker(vectors, HashingEmbedder(dimension=128))
+
+
+class PoisonEmbedder(HashingEmbedder):
+    """Always fails on one particular text."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if any("poison" in text for text in texts):
+            raise ValueError("cannot embed this")
+        return super().embed(texts)
+
+
+def test_a_text_that_always_fails_does_not_block_the_others(vectors: VectorStore) -> None:
+    vectors.set_note("bad", "h-bad", ["poison pill"])
+    vectors.set_note("good", "h-good", ["fine text", "more fine text"])
+    worker = EmbeddingWorker(vectors, PoisonEmbedder(), retry_delay=0.01)
+    worker.start()
+    try:
+        assert worker.wait_idle(10)
+    finally:
+        worker.stop()
+    counts = vectors.counts()
+    assert counts.embedded_chunks == 2 and counts.pending_chunks == 1
+
+
+def test_the_worker_loads_the_model_before_any_search_needs_it(vectors: VectorStore) -> None:
+    embedder = HashingEmbedder()
+    worker = EmbeddingWorker(vectors, embedder)
+    worker.start()
+    try:
+        assert worker.wait_idle(5) and embedder.warmed
+    finally:
+        worker.stop()

@@ -24,6 +24,11 @@ class Embedder(Protocol):
     model_id: str
     dimension: int
 
+    def warm(self) -> None:
+        """Load whatever the first :meth:`embed` would (model files, sessions), so a later
+        call does not pay for it. Safe to call more than once."""
+        ...
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` in order.
 

@@ -18,6 +18,9 @@ from lithos.store.vectors import VectorStore
 log = logging.getLogger("lithos.embedding")
 
 
+GIVE_UP_AFTER = 3
+
+
 class EmbeddingWorker:
     """Drains ``vectors.pending()`` through ``embedder`` on one daemon thread.
 
@@ -49,6 +52,8 @@ class EmbeddingWorker:
         self._stopping = threading.Event()
         self._busy = False
         self._thread: threading.Thread | None = None
+        self._failures: dict[str, int] = {}  # chunk hash -> failures when embedded alone
+        self._given_up: set[str] = set()
 
     def start(self) -> None:
         """Start the thread (once) and drain whatever is already pending."""
@@ -85,17 +90,21 @@ class EmbeddingWorker:
         """
         deadline = time.monotonic() + timeout
         while True:
-            if not self._busy and not self._vectors.pending(1):
+            if not self._busy and not self._next_batch():
                 return True
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.01)
 
     def _run(self) -> None:
+        self._busy = True
         try:
             self._vectors.warm()  # so the first search does not pay for reading the matrix
+            self._embedder.warm()  # nor for loading the model
         except Exception:
-            log.exception("could not read the vector index ahead of the first search")
+            log.exception("could not prepare semantic search ahead of the first query")
+        finally:
+            self._busy = False
         failures = 0
         while not self._stopping.is_set():
             self._wake.wait()
@@ -119,14 +128,42 @@ class EmbeddingWorker:
         while not self._stopping.is_set():
             self._busy = True
             try:
-                batch = self._vectors.pending(self._batch_size)
+                batch = self._next_batch()
                 if not batch:
                     return
-                vectors = self._embedder.embed([text for _, text in batch])
-                if vectors.shape != (len(batch), self._embedder.dimension):
-                    raise ValueError(f"embedder returned shape {vectors.shape} for {len(batch)}")
-                self._vectors.store_embeddings(
-                    [(h, vector) for (h, _), vector in zip(batch, vectors, strict=True)]
-                )
+                try:
+                    self._embed(batch)
+                except Exception:
+                    if len(batch) == 1:
+                        raise
+                    log.exception("embedding a batch failed; retrying its chunks one by one")
+                    for item in batch:  # find the text that fails, keep the others going
+                        self._embed_alone(item)
             finally:
                 self._busy = False
+
+    def _next_batch(self) -> list[tuple[str, str]]:
+        wanted = self._batch_size + len(self._given_up)
+        pending = self._vectors.pending(wanted)
+        return [item for item in pending if item[0] not in self._given_up][: self._batch_size]
+
+    def _embed(self, batch: list[tuple[str, str]]) -> None:
+        vectors = self._embedder.embed([text for _, text in batch])
+        if vectors.shape != (len(batch), self._embedder.dimension):
+            raise ValueError(f"embedder returned shape {vectors.shape} for {len(batch)}")
+        self._vectors.store_embeddings(
+            [(h, vector) for (h, _), vector in zip(batch, vectors, strict=True)]
+        )
+
+    def _embed_alone(self, item: tuple[str, str]) -> None:
+        """Embed one chunk; a chunk that fails on its own ``GIVE_UP_AFTER`` times is skipped
+        until restart (and stays counted as pending), so it cannot block the queue."""
+        try:
+            self._embed([item])
+        except Exception:
+            failures = self._failures.get(item[0], 0) + 1
+            self._failures[item[0]] = failures
+            if failures < GIVE_UP_AFTER:
+                raise
+            self._given_up.add(item[0])
+            log.error("giving up on chunk %s after %d failures", item[0][:12], failures)

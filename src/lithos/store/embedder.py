@@ -83,6 +83,9 @@ class OnnxEmbedder(Embedder):
             result[rows] = _encode(loaded, [texts[i] for i in rows])
         return result
 
+    def warm(self) -> None:
+        self._load()
+
     def _load(self) -> _Loaded:
         loaded = self._loaded
         if loaded is not None:

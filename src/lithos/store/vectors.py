@@ -28,6 +28,7 @@ import numpy as np
 from lithos.domain.chunks import ChunkHit, best_per_note, chunk_hash
 from lithos.errors import ConfigError
 from lithos.store.sqlite import Database, Migration
+from lithos.store.vector_matrix import ChunkMatrix
 
 __all__ = ["ChunkHit", "VectorCounts", "VectorStore", "best_per_note"]
 
@@ -60,7 +61,6 @@ MIGRATIONS = (
 )
 
 _SQL_VARIABLES = 500
-_SCORE_BLOCK_ELEMENTS = 400_000
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class VectorStore:
         self._lock = threading.Lock()
         # None until the first search. Replaced or changed only under _lock, and changed only on
         # the database thread inside the write it mirrors, so it follows the commit order.
-        self._matrix: _ChunkMatrix | None = None
+        self._matrix: ChunkMatrix | None = None
         self._closed = False
         self._db.call(self._fill_queue)
 
@@ -160,7 +160,7 @@ class VectorStore:
                 conn.execute("DELETE FROM embeddings")
             with self._lock:
                 if self._matrix is not None:
-                    self._matrix = _ChunkMatrix(self.dimension)
+                    self._matrix = ChunkMatrix(self.dimension)
 
         self._write(write)
 
@@ -287,7 +287,7 @@ class VectorStore:
         for row, (note_id, index, h, blob) in enumerate(rows):  # one blob at a time: low peak RSS
             vectors[row] = self._decode(blob)
             keys.append((note_id, index, h))
-        matrix = _ChunkMatrix(self.dimension, keys, vectors)
+        matrix = ChunkMatrix(self.dimension, keys, vectors)
         with self._lock:
             self._matrix = matrix
 
@@ -355,119 +355,3 @@ def _hits(conn: sqlite3.Connection, ranked: list[tuple[str, int, str, float]]) -
         if row is not None:  # None: the note changed since ranking; the hit is stale
             hits.append(ChunkHit(note_id, index, row["text"], similarity))
     return hits
-
-
-class _ChunkMatrix:
-    """Unit vectors of embedded chunks, one row per ``(note_id, chunk_index)``.
-
-    Not thread-safe: :class:`VectorStore` guards it. A removed row is marked free and reused by
-    the next add, so writes never copy the matrix except to grow it (doubling).
-    """
-
-    def __init__(
-        self,
-        dimension: int,
-        keys: Sequence[tuple[str, int, str]] = (),
-        vectors: np.ndarray | None = None,
-    ) -> None:
-        """A matrix holding ``vectors[i]`` (adopted, not copied) for chunk ``keys[i]``; rows of
-        ``vectors`` beyond ``len(keys)`` are spare capacity."""
-        if vectors is None:
-            vectors = np.zeros((len(keys), dimension), dtype=np.float32)
-        self._vectors = vectors
-        self._keys: list[tuple[str, int, str] | None] = list(keys)
-        self._row_of = {(key[0], key[1]): row for row, key in enumerate(keys)}
-        self._rows_of_note: dict[str, set[int]] = {}
-        self._free_rows: list[int] = []
-        self._code_of: dict[str, int] = {}
-        self._free_codes: list[int] = []
-        self._size = len(keys)
-        for row, key in enumerate(keys):
-            self._rows_of_note.setdefault(key[0], set()).add(row)
-        self._note_codes = np.full(len(vectors), -1, dtype=np.int64)  # -1 marks a free row
-        self._note_codes[: len(keys)] = [self._code(key[0]) for key in keys]
-
-    def note_ids(self) -> list[str]:
-        return list(self._rows_of_note)
-
-    def add(self, note_id: str, chunk_index: int, chunk_hash: str, vector: np.ndarray) -> None:
-        """Set the vector of the chunk, adding its row if it is new."""
-        row = self._row_of.get((note_id, chunk_index))
-        if row is None:
-            row = self._new_row()
-            self._row_of[(note_id, chunk_index)] = row
-            self._rows_of_note.setdefault(note_id, set()).add(row)
-            self._note_codes[row] = self._code(note_id)
-        self._vectors[row] = vector
-        self._keys[row] = (note_id, chunk_index, chunk_hash)
-
-    def remove_note(self, note_id: str) -> None:
-        rows = self._rows_of_note.pop(note_id, set())
-        for row in rows:
-            key = self._keys[row]
-            assert key is not None
-            del self._row_of[(key[0], key[1])]
-            self._keys[row] = None
-            self._note_codes[row] = -1
-        self._free_rows.extend(rows)
-        code = self._code_of.pop(note_id, None)
-        if code is not None:
-            self._free_codes.append(code)
-
-    def top(
-        self, query: np.ndarray, limit: int, allowed: set[str] | None
-    ) -> list[tuple[str, int, str, float]]:
-        """``(note_id, chunk_index, chunk_hash, similarity)`` of the best ``limit`` rows whose
-        note is in ``allowed`` (every note when ``None``), best first."""
-        codes = self._note_codes[: self._size]
-        if allowed is None:
-            candidates = np.flatnonzero(codes >= 0)
-        else:
-            # One flag per note code plus a last, False one that the -1 of free rows indexes.
-            flags = np.zeros(len(self._code_of) + len(self._free_codes) + 1, dtype=bool)
-            flags[[self._code_of[note] for note in allowed if note in self._code_of]] = True
-            candidates = np.flatnonzero(flags[codes])
-        if candidates.size == 0:
-            return []
-        scores = self._scores(query)[candidates]
-        k = min(limit, candidates.size)
-        best = np.argpartition(-scores, k - 1)[:k] if k < candidates.size else np.arange(k)
-        best = best[np.argsort(-scores[best], kind="stable")]
-        ranked = []
-        for position in best:
-            key = self._keys[candidates[position]]
-            assert key is not None
-            ranked.append((*key, min(1.0, max(0.0, float(scores[position])))))
-        return ranked
-
-    def _scores(self, query: np.ndarray) -> np.ndarray:
-        # Block by block: OpenBLAS runs a matrix-vector product on several threads from about
-        # 460,000 elements, and waking them for each sporadic search costs more than the product
-        # itself on a busy machine (bench/embedding_micro.py measured 10x the median at 10k).
-        scores = np.empty(self._size, dtype=np.float32)
-        step = max(1, _SCORE_BLOCK_ELEMENTS // self._vectors.shape[1])
-        for start in range(0, self._size, step):
-            end = min(start + step, self._size)
-            np.matmul(self._vectors[start:end], query, out=scores[start:end])
-        return scores
-
-    def _new_row(self) -> int:
-        if self._free_rows:
-            return self._free_rows.pop()
-        if self._size == len(self._vectors):
-            capacity = max(64, 2 * len(self._vectors))
-            vectors = np.zeros((capacity, self._vectors.shape[1]), dtype=np.float32)
-            vectors[: self._size] = self._vectors[: self._size]
-            codes = np.full(capacity, -1, dtype=np.int64)
-            codes[: self._size] = self._note_codes[: self._size]
-            self._vectors, self._note_codes = vectors, codes
-        self._keys.append(None)
-        self._size += 1
-        return self._size - 1
-
-    def _code(self, note_id: str) -> int:
-        code = self._code_of.get(note_id)
-        if code is None:
-            code = self._free_codes.pop() if self._free_codes else len(self._code_of)
-            self._code_of[note_id] = code
-        return code
