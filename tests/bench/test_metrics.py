@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from bench.metrics import evaluate, mrr_at_k, ndcg_at_k, recall_at_k
 
 
