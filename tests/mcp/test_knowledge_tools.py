@@ -249,3 +249,18 @@ async def test_read_by_path_finds_a_file_dropped_in_before_the_watcher_saw_it(
     note = await call(client, "lithos_read", path="fresh.md")
     assert note["title"] == "Fresh" and note["content"].endswith("Just saved by a person.\n")
     assert (await call(client, "lithos_list"))["total"] == 1
+
+
+async def test_concurrent_writers_to_different_notes_all_land(client: Client, app: LithosApp):
+    notes = [await write(client, title=f"Note {i}", content="v0") for i in range(10)]
+    await asyncio.gather(
+        *(
+            write(client, id=n["id"], agent=f"w{i}", content=f"final {i}")
+            for i, n in enumerate(notes)
+        )
+    )
+    for i, n in enumerate(notes):
+        read = await call(client, "lithos_read", id=n["id"])
+        assert read["content"].strip() == f"final {i}"
+        found = await call(client, "lithos_search", query=f'"final {i}"')
+        assert [r["id"] for r in found["results"]] == [n["id"]]
