@@ -10,11 +10,12 @@ import re
 import unicodedata
 import uuid
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import yaml
 
+from lithos.domain.timestamps import format_timestamp, now_iso
 from lithos.errors import InvalidInput
 
 # Frontmatter keys Lithos owns, in the order it writes them. Any other key a person adds is kept.
@@ -77,10 +78,6 @@ def require_valid_id(value: str) -> str:
     if not is_valid_id(normalised):
         raise InvalidInput(f"malformed id {value!r}: expected a UUID")
     return normalised
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def content_hash(text: str) -> str:
@@ -203,8 +200,7 @@ def _strings(value: Any) -> tuple[str, ...]:
 
 def _time(value: Any) -> str:
     if isinstance(value, datetime):
-        aware = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return aware.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+        return format_timestamp(value)
     return _text(value)
 
 

@@ -13,7 +13,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from lithos.domain.coordination import Agent, parse_timestamp, require_text, utc_now
+from lithos.domain.coordination import Agent, require_text
+from lithos.domain.timestamps import parse_timestamp, utc_now
 from lithos.errors import AgentNotFound
 from lithos.store.coordination import AgentStore
 from lithos.store.sqlite import Database

@@ -34,14 +34,12 @@ from lithos.domain.coordination import (
     TaskFeedback,
     TaskStatus,
     clamp_ttl,
-    format_timestamp,
     new_finding_id,
     new_task_id,
     normalize_tags,
-    parse_timestamp,
     require_text,
-    utc_now,
 )
+from lithos.domain.timestamps import format_timestamp, parse_timestamp, utc_now
 from lithos.errors import ClaimFailed, ClaimNotFound, InvalidInput, TaskNotFound
 from lithos.services.agents import AgentRegistry
 from lithos.store.coordination import CoordinationStore

@@ -26,6 +26,7 @@ from lithos.domain.notes import (
     parse_note,
     render_note,
 )
+from lithos.domain.timestamps import format_timestamp
 from lithos.store.catalog import Catalog, CatalogEntry, CatalogRecord
 from lithos.store.fulltext import FullTextDoc, FullTextIndex
 from lithos.store.markdown import FileInfo, KnowledgeFiles
@@ -326,5 +327,4 @@ def _fulltext_doc(item: IndexedFile) -> FullTextDoc:
 
 
 def _mtime_iso(info: FileInfo) -> str:
-    stamp = datetime.fromtimestamp(info.mtime_ns / 1e9, UTC)
-    return stamp.isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return format_timestamp(datetime.fromtimestamp(info.mtime_ns / 1e9, UTC))

@@ -17,7 +17,6 @@ from lithos.domain.notes import (
     Note,
     content_hash,
     new_id,
-    now_iso,
     parse_note,
     render_note,
     require_valid_id,
@@ -25,6 +24,7 @@ from lithos.domain.notes import (
     truncate,
     version_of,
 )
+from lithos.domain.timestamps import now_iso
 from lithos.errors import ContentTooLarge, DocNotFound, InvalidInput, VersionConflict
 from lithos.services.agents import AgentRegistry
 from lithos.services.graph import LinkGraph

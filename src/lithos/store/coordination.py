@@ -16,16 +16,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
-from lithos.domain.coordination import (
-    Agent,
-    Claim,
-    Finding,
-    Task,
-    TaskFeedback,
-    TaskStatus,
-    format_timestamp,
-    parse_timestamp,
-)
+from lithos.domain.coordination import Agent, Claim, Finding, Task, TaskFeedback, TaskStatus
+from lithos.domain.timestamps import format_timestamp, parse_timestamp
 from lithos.store.sqlite import Database, Migration
 
 T = TypeVar("T")

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated
 
 from pydantic import AfterValidator, Field
+
+from lithos.domain.timestamps import format_timestamp, parse_timestamp
+from lithos.errors import InvalidInput
 
 
 def _iso_time(value: str) -> str:
     """Accept any ISO 8601 date or time; normalise to UTC ``...Z`` so it compares as text."""
     try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise ValueError(f"not an ISO 8601 date/time: {value!r}") from exc
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+        return format_timestamp(parse_timestamp(value))
+    except InvalidInput as exc:
+        raise ValueError(exc.message) from exc
 
 
 AgentId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S")]
