@@ -108,12 +108,12 @@ class SearchService:
         vector = self.embedder.embed([query])[0]
         note_filter = None if allowed is None else allowed.__contains__
         chunk_hits = self.vectors.search(vector, limit * 4, note_filter)
+        best = [hit for hit in best_per_note(chunk_hits, limit) if hit.similarity >= cutoff]
+        entries = self.catalog.get_many([hit.note_id for hit in best])
         results = []
-        for hit in best_per_note(chunk_hits, limit):
-            if hit.similarity < cutoff:
-                continue
-            entry = self.catalog.get(hit.note_id)
-            if entry is None:
+        for hit in best:
+            entry = entries.get(hit.note_id)
+            if entry is None:  # deleted since the vectors were read
                 continue
             results.append(
                 {

@@ -140,6 +140,16 @@ class Catalog:
         )
         return _entry(rows[0]) if rows else None
 
+    def get_many(self, note_ids: Sequence[str]) -> dict[str, CatalogEntry]:
+        """Entries for the ids that exist, in one query."""
+        unique = list(dict.fromkeys(note_ids))
+        if not unique:
+            return {}
+        marks = ",".join("?" * len(unique))
+        sql = f"SELECT * FROM notes WHERE id IN ({marks})"
+        rows = self.db.call(lambda c: c.execute(sql, unique).fetchall())
+        return {row["id"]: _entry(row) for row in rows}
+
     def by_path(self, path: str) -> CatalogEntry | None:
         rows = self.db.call(
             lambda c: c.execute("SELECT * FROM notes WHERE path = ?", (path,)).fetchall()
