@@ -18,6 +18,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.ticker import ScalarFormatter
+
+from lithos.config import SearchConfig
 
 HERE = Path(__file__).resolve().parent
 TOOLS_PLOTTED = ("read", "write_create", "search_fulltext", "search_semantic", "search_hybrid")
@@ -89,13 +92,16 @@ def eval_section(result: dict[str, Any]) -> list[str]:
     )
     tuning = result["fusion_tuning"]
     rules = sorted(tuning["rules"].items(), key=lambda kv: -kv[1]["train"]["ndcg@10"])
-    shipped = "rrf k=60 w_text=0.5"
+    shipped = _shipped_rule()
     lines += [
-        "Hybrid fusion rules, chosen on train nDCG@10 (bench/fusion.py; `rrf k=60 w_text=0.5` "
-        "is the shipped rule; `convex` = alpha·minmax(BM25) + (1-alpha)·minmax(cosine)):",
+        f"Hybrid fusion rules, chosen on train nDCG@10 (bench/fusion.py; `{shipped}` is the "
+        "shipped default; `convex` = alpha·minmax(BM25) + (1-alpha)·minmax(cosine), `rrf` = "
+        "sum of 1/(k + rank)):",
         "",
     ]
-    picked = rules[:5] + [(n, v) for n, v in rules if n == shipped and (n, v) not in rules[:5]]
+    picked = rules[:5] + [
+        (n, v) for n, v in rules if n in (shipped, "rrf k=60") and (n, v) not in rules[:5]
+    ]
     lines += table(
         ["rule", "train nDCG@10", "test nDCG@10", "test Recall@100", "test MRR@10"],
         [
@@ -111,19 +117,27 @@ def eval_section(result: dict[str, Any]) -> list[str]:
     )
     agreement = result["mcp_agreement"]
     lines += [
-        f"MCP check: {agreement['queries']} test queries through `lithos_search` (in-memory "
-        f"client) in every mode gave the same top-10 as the direct service call in "
+        f"MCP check: {agreement['queries']} test queries through "
+        f"{agreement.get('tools', 'lithos_search')} (in-memory client), in every mode, gave "
+        f"the same top-10 as the direct service call in "
         f"{agreement['identical_rankings']} of {agreement['calls']} calls.",
         "",
     ]
     return lines
 
 
+def _shipped_rule() -> str:
+    config = SearchConfig()
+    if config.hybrid_fusion == "convex":
+        return f"convex alpha={config.hybrid_alpha:.1f}"
+    return f"rrf k={config.rrf_k}"
+
+
 def perf_section(result: dict[str, Any]) -> list[str]:
     sizes = result["sizes"]
     lines = ["## Performance: PowerShell docs + tldr pages", ""]
     lines += machine_section(result["machine"])
-    lines += [""]
+    lines += ["  (report file written then; each size's own date and commit are in the table)", ""]
     largest = sizes[-1]
     lines += [f"Targets (issue 3, for 10,000 notes), measured at {largest['notes']} notes:", ""]
     rows = []
@@ -211,7 +225,11 @@ def plot_latency(result: dict[str, Any], target: Path) -> None:
         xscale="log",
         yscale="log",
     )
-    ax.legend()
+    for limit, label in ((20, "full-text p95 target"), (50, "semantic p95 target")):
+        ax.axhline(limit, color="grey", linestyle="--", linewidth=0.8)
+        ax.annotate(label, (xs[0], limit), fontsize=7, color="grey", va="bottom")
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.legend(fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(target, dpi=110)

@@ -85,9 +85,16 @@ class SearchService:
         author: str | None = None,
         path_prefix: str | None = None,
         syntax: bool = True,
+        highlight: int | None = None,
     ) -> list[dict[str, Any]]:
         hits = self.fulltext.search(
-            query, limit=limit, tags=tags, author=author, path_prefix=path_prefix, syntax=syntax
+            query,
+            limit=limit,
+            tags=tags,
+            author=author,
+            path_prefix=path_prefix,
+            syntax=syntax,
+            highlight=highlight,
         )
         return [
             {"id": h.id, "title": h.title, "path": h.path, "snippet": h.snippet, "score": h.score}
@@ -135,7 +142,9 @@ class SearchService:
         path_prefix: str | None = None,
     ) -> list[dict[str, Any]]:
         """Fusion of the full-text (query read as plain words) and semantic rankings."""
-        text = self.fulltext_hits(query, CANDIDATES, tags, author, path_prefix, syntax=False)
+        text = self.fulltext_hits(
+            query, CANDIDATES, tags, author, path_prefix, syntax=False, highlight=limit
+        )
         semantic = self.semantic_hits(query, CANDIDATES, 0.0, tags, author, path_prefix)
         text_ranking = [(h["id"], h["score"]) for h in text]
         semantic_ranking = [(h["id"], h["similarity"]) for h in semantic]
@@ -143,8 +152,10 @@ class SearchService:
             fused = reciprocal_rank(text_ranking, semantic_ranking, self.rrf_k)
         else:
             fused = convex(text_ranking, semantic_ranking, self.hybrid_alpha)
-        by_id = {h["id"]: h for h in semantic} | {h["id"]: h for h in text}
         text_rank = {h["id"]: rank for rank, h in enumerate(text, 1)}
+        # Snippet: the highlighted text passage when it was built, else the best chunk.
+        highlighted = {h["id"]: h for rank, h in enumerate(text, 1) if rank <= limit}
+        by_id = {h["id"]: h for h in text} | {h["id"]: h for h in semantic} | highlighted
         semantic_rank = {h["id"]: rank for rank, h in enumerate(semantic, 1)}
         results = []
         for note_id, score in fused[:limit]:

@@ -47,7 +47,7 @@ class OnnxEmbedder(Embedder):
     """
 
     def __init__(
-        self, model: str = "all-MiniLM-L6-v2", threads: int = 1, batch_size: int = 8
+        self, model: str = "all-MiniLM-L6-v2", threads: int = 1, batch_size: int = 1
     ) -> None:
         if model not in SUPPORTED_MODELS:
             supported = ", ".join(SUPPORTED_MODELS)
@@ -96,7 +96,7 @@ class OnnxEmbedder(Embedder):
             return self._loaded
 
 
-def create_embedder(model: str, threads: int = 1, batch_size: int = 8) -> Embedder:
+def create_embedder(model: str, threads: int = 1, batch_size: int = 1) -> Embedder:
     """The embedder for the configured ``model`` name; raises ``ConfigError`` if unsupported."""
     return OnnxEmbedder(model=model, threads=threads, batch_size=batch_size)
 

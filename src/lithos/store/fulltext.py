@@ -226,16 +226,20 @@ class FullTextIndex:
         author: str | None = None,
         path_prefix: str | None = None,
         syntax: bool = True,
+        highlight: int | None = None,
     ) -> list[FullTextHit]:
         """Best ``limit`` documents for ``query`` by BM25 over title and content.
 
         ``query`` uses Tantivy's query syntax (docs/fulltext.md); a query it cannot parse is
         searched as its plain words, any of them. ``syntax=False`` treats the query as natural
         language from the start (its words, any of them: no phrases from hyphens, no
-        exclusions), as hybrid search does. Filters narrow the search inside the index:
-        every tag in ``tags`` must be present, ``author`` must match exactly, and ``path`` must
-        start with ``path_prefix``. Raises :class:`~lithos.errors.InvalidInput` for an empty
-        query or a ``limit`` below 1.
+        exclusions), as hybrid search does. Only the first ``highlight`` hits (all when None) get
+        a highlighted snippet; the rest start with the first lines of their content, which
+        saves time when a caller keeps only a few of many candidates.
+
+        Filters narrow the search inside the index: every tag in ``tags`` must be present,
+        ``author`` must match exactly, and ``path`` must start with ``path_prefix``. Raises
+        :class:`~lithos.errors.InvalidInput` for an empty query or a ``limit`` below 1.
         """
         if not query.strip():
             raise InvalidInput("The search query is empty.")
@@ -250,15 +254,18 @@ class FullTextIndex:
         snippets = tantivy.SnippetGenerator.create(searcher, text_query, self._schema, "content")
         snippets.set_max_num_chars(SNIPPET_MAX_CHARS)
         results = []
-        for score, address in hits:
+        for rank, (score, address) in enumerate(hits):
             doc = searcher.doc(address)
             content = str(doc.get_first("content") or "")
+            highlighted = highlight is None or rank < highlight
             results.append(
                 FullTextHit(
                     id=str(doc.get_first("id")),
                     title=str(doc.get_first("title") or ""),
                     path=str(doc.get_first("path") or ""),
-                    snippet=_render_snippet(snippets.snippet_from_doc(doc), content),
+                    snippet=_render_snippet(snippets.snippet_from_doc(doc), content)
+                    if highlighted
+                    else _lead(content),
                     score=float(score),
                 )
             )

@@ -346,12 +346,25 @@ def _select_in(
 
 
 def _hits(conn: sqlite3.Connection, ranked: list[tuple[str, int, str, float]]) -> list[ChunkHit]:
+    """The texts of ranked chunks, read in few queries; a chunk whose note changed since it
+    was ranked (its hash no longer matches) is dropped as stale."""
+    texts: dict[tuple[str, int], tuple[str, str]] = {}
+    wanted = {(note_id, index) for note_id, index, _, _ in ranked}
+    notes = list(dict.fromkeys(note_id for note_id, _, _, _ in ranked))
+    for start in range(0, len(notes), _SQL_VARIABLES):
+        part = notes[start : start + _SQL_VARIABLES]
+        rows = conn.execute(
+            "SELECT note_id, chunk_index, chunk_hash, text FROM chunks"
+            f" WHERE note_id IN ({','.join('?' * len(part))})",
+            part,
+        )
+        for row in rows:
+            key = (row["note_id"], row["chunk_index"])
+            if key in wanted:
+                texts[key] = (row["chunk_hash"], row["text"])
     hits = []
-    for note_id, index, h, similarity in ranked:
-        row = conn.execute(
-            "SELECT text FROM chunks WHERE note_id = ? AND chunk_index = ? AND chunk_hash = ?",
-            (note_id, index, h),
-        ).fetchone()
-        if row is not None:  # None: the note changed since ranking; the hit is stale
-            hits.append(ChunkHit(note_id, index, row["text"], similarity))
+    for note_id, index, ranked_hash, similarity in ranked:
+        found = texts.get((note_id, index))
+        if found is not None and found[0] == ranked_hash:
+            hits.append(ChunkHit(note_id, index, found[1], similarity))
     return hits
