@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -16,6 +18,21 @@ from tests.support import make_app
 # Settings from the developer's shell must not leak into tests.
 for _name in [n for n in os.environ if n.startswith("LITHOS_")]:
     del os.environ[_name]
+
+
+_connect = socket.socket.connect
+
+
+def _loopback_only(sock: socket.socket, address: object) -> None:
+    """Tests never need the network: any connection off this machine fails loudly."""
+    if sock.family in (socket.AF_INET, socket.AF_INET6):
+        host = str(address[0])  # type: ignore[index]
+        if host != "localhost" and not ipaddress.ip_address(host).is_loopback:
+            raise RuntimeError(f"test tried to reach the network: {address!r}")
+    _connect(sock, address)  # type: ignore[arg-type]
+
+
+socket.socket.connect = _loopback_only  # type: ignore[method-assign]
 
 
 @pytest.fixture
