@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import json
 import logging
 import sys
@@ -90,6 +91,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 def _serve(config: LithosConfig, args: argparse.Namespace) -> int:
     from lithos.mcp.server import serve
 
+    _limit_malloc_arenas()
     app = LithosApp(config).open()
     try:
         app.start()
@@ -98,6 +100,18 @@ def _serve(config: LithosConfig, args: argparse.Namespace) -> int:
     finally:
         app.close()
     return 0
+
+
+def _limit_malloc_arenas(arenas: int = 2) -> None:
+    """glibc gives each thread that allocates its own malloc arena (up to 8 per core), and
+    freed memory stays in them, so resident memory grows with the number of busy threads under
+    many concurrent sessions. Two arenas are plenty for a server on a small machine."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:  # not glibc: nothing to tune
+        return
+    m_arena_max = -8
+    libc.mallopt(m_arena_max, arenas)
 
 
 def _stats(config: LithosConfig, args: argparse.Namespace) -> int:

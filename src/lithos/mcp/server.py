@@ -129,7 +129,7 @@ async def serve(app: LithosApp, transport: str, host: str, port: int) -> None:
     # Tool handlers run blocking I/O in threads; the default pool (cores + 4) would cap how
     # many agents' writes can share one full-text commit.
     asyncio.get_running_loop().set_default_executor(
-        ThreadPoolExecutor(max_workers=32, thread_name_prefix="lithos-io")
+        ThreadPoolExecutor(max_workers=16, thread_name_prefix="lithos-io")
     )
     server = create_server(app)
     if transport == "stdio":
