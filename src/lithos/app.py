@@ -13,6 +13,7 @@ from typing import Any
 
 from lithos.config import LithosConfig
 from lithos.domain.embedding import Embedder
+from lithos.runtime import release_free_memory
 from lithos.services.agents import AgentRegistry
 from lithos.services.coordination import CoordinationService
 from lithos.services.embedding import EmbeddingWorker
@@ -110,6 +111,7 @@ class LithosApp:
         self.last_reconcile = self.reconcile(
             clear=self.config.index.rebuild_on_start, progress=progress
         )
+        release_free_memory()  # verifying every file leaves freed buffers behind
         if embed:
             self.embedding.start()
         if watch if watch is not None else self.config.server.watch_files:

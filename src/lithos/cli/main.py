@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ctypes
 import json
 import logging
 import sys
@@ -15,6 +14,7 @@ from typing import Any
 from lithos.app import LithosApp
 from lithos.config import LithosConfig, load_config
 from lithos.errors import LithosError
+from lithos.runtime import limit_malloc_arenas
 from lithos.services.indexing import Progress
 from lithos.services.search import Mode
 from lithos.services.validation import validate
@@ -91,7 +91,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 def _serve(config: LithosConfig, args: argparse.Namespace) -> int:
     from lithos.mcp.server import serve
 
-    _limit_malloc_arenas()
+    limit_malloc_arenas()
     app = LithosApp(config).open()
     try:
         app.start()
@@ -100,18 +100,6 @@ def _serve(config: LithosConfig, args: argparse.Namespace) -> int:
     finally:
         app.close()
     return 0
-
-
-def _limit_malloc_arenas(arenas: int = 2) -> None:
-    """glibc gives each thread that allocates its own malloc arena (up to 8 per core), and
-    freed memory stays in them, so resident memory grows with the number of busy threads under
-    many concurrent sessions. Two arenas are plenty for a server on a small machine."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:  # not glibc: nothing to tune
-        return
-    m_arena_max = -8
-    libc.mallopt(m_arena_max, arenas)
 
 
 def _stats(config: LithosConfig, args: argparse.Namespace) -> int:

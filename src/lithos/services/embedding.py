@@ -13,6 +13,7 @@ import threading
 import time
 
 from lithos.domain.embedding import Embedder
+from lithos.runtime import release_free_memory
 from lithos.store.vectors import VectorStore
 
 log = logging.getLogger("lithos.embedding")
@@ -105,12 +106,14 @@ class EmbeddingWorker:
             log.exception("could not prepare semantic search ahead of the first query")
         finally:
             self._busy = False
+            release_free_memory()  # loading leaves large freed buffers behind
         failures = 0
         while not self._stopping.is_set():
             self._wake.wait()
             self._wake.clear()
             try:
-                self._drain()
+                if self._drain():
+                    release_free_memory()
             except Exception:
                 failures += 1
                 delay = min(self._max_retry_delay, self._retry_delay * 2 ** (failures - 1))
@@ -124,13 +127,16 @@ class EmbeddingWorker:
             else:
                 failures = 0
 
-    def _drain(self) -> None:
+    def _drain(self) -> bool:
+        """Embed until nothing is pending; True if anything was embedded."""
+        embedded = False
         while not self._stopping.is_set():
             self._busy = True
             try:
                 batch = self._next_batch()
                 if not batch:
-                    return
+                    return embedded
+                embedded = True
                 try:
                     self._embed(batch)
                 except Exception:
@@ -141,6 +147,7 @@ class EmbeddingWorker:
                         self._embed_alone(item)
             finally:
                 self._busy = False
+        return embedded
 
     def _next_batch(self) -> list[tuple[str, str]]:
         wanted = self._batch_size + len(self._given_up)
