@@ -2,49 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-
 import pytest
 
 from lithos.errors import AgentNotFound, InvalidInput
 from lithos.services.agents import AgentRegistry
-from lithos.store.coordination import COORDINATION_MIGRATIONS
-from lithos.store.sqlite import Database
+from tests.services.conftest import Clock
 
-START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 START_STAMP = "2026-01-05T09:00:00.000000Z"
-
-
-class Clock:
-    """A settable clock: ``clock()`` is now, ``clock.advance(minutes=5)`` moves it."""
-
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database(tmp_path / "coordination.db", COORDINATION_MIGRATIONS)
-    yield database
-    database.close()
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def agents(db: Database, clock: Clock) -> AgentRegistry:
-    return AgentRegistry(db, clock=clock)
 
 
 async def test_touch_registers_an_unknown_agent(agents: AgentRegistry) -> None:

@@ -7,8 +7,7 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -24,47 +23,11 @@ from lithos.services.agents import AgentRegistry
 from lithos.services.coordination import CoordinationService
 from lithos.store.coordination import COORDINATION_MIGRATIONS
 from lithos.store.sqlite import Database
-
-START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
-
-
-class Clock:
-    """A settable clock: ``clock()`` is now, ``clock.advance(minutes=5)`` moves it."""
-
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
+from tests.services.conftest import START, Clock
 
 
 def stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-@pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / ".lithos" / "coordination.db"
-
-
-@pytest.fixture
-def db(db_path: Path) -> Iterator[Database]:
-    database = Database(db_path, COORDINATION_MIGRATIONS)
-    yield database
-    database.close()
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def agents(db: Database, clock: Clock) -> AgentRegistry:
-    return AgentRegistry(db, clock=clock)
 
 
 @pytest.fixture
