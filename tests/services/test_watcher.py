@@ -105,3 +105,13 @@ def test_broken_yaml_from_a_person_is_reported_and_the_watcher_keeps_going(watch
     assert eventually(lambda: any(p["path"] == "broken.md" for p in watched.catalog.problems()))
     (watched.files.root / "fine.md").write_text("# Fine\n\nplatypus\n")
     assert eventually(lambda: len(found(watched, "platypus")) == 1)
+
+
+def test_many_files_arriving_together_share_one_full_text_commit(watched: LithosApp):
+    commits = watched.fulltext.commits
+    for i in range(40):
+        (watched.files.root / f"pulled-{i}.md").write_text(f"# Pulled {i}\n\nbulkword{i}\n")
+    assert eventually(lambda: watched.catalog.count() == 40)
+    assert eventually(lambda: watched.fulltext.count() == 40)
+    assert found(watched, "bulkword7") != []
+    assert watched.fulltext.commits - commits < 20  # batched, not one commit per file

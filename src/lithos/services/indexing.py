@@ -140,35 +140,51 @@ class Indexer:
     def index_path(self, path: str) -> IndexedFile | None:
         """Index the file at ``path`` if its content differs from what the catalog holds.
 
-        Returns what was indexed, or None when it was already current, unreadable or invalid
-        (invalid files are recorded as problems, never fatal). A file without an ``id`` gets
-        one written into its frontmatter so its identity survives restarts.
+        Returns what was indexed, or None when it was already current, gone, unreadable or
+        invalid (invalid files are recorded as problems, never fatal). A file without an ``id``
+        gets one written into its frontmatter so its identity survives restarts.
         """
-        with self.lock:
-            info = self.files.stat(path)
-            if info is None:
-                self.forget_path(path)
-                return None
-            try:
-                text = self.files.read_text(path)
-            except (OSError, UnicodeDecodeError) as exc:
-                self.catalog.record_problem(path, "unreadable", str(exc), info.mtime_ns)
-                return None
-            current = self.catalog.by_path(path)
-            file_hash = content_hash(text)
-            if current is not None and current.content_hash == file_hash:
-                return None
-            item = self._load(path, text, info)
-            if item is not None:
-                self.apply([item])
-            return item
+        return self.sync_paths([path]).get(path)
 
     def forget_path(self, path: str) -> None:
+        self.sync_paths([path])
+
+    def sync_paths(self, paths: list[str]) -> dict[str, IndexedFile]:
+        """Bring the indexes in step with these files (indexed if present, forgotten if gone),
+        with one full-text commit for all of them; returns what was (re)indexed by path."""
+        indexed: dict[str, IndexedFile] = {}
+        tickets = [0]
         with self.lock:
-            entry = self.catalog.by_path(path)
-            if entry is not None:
-                self.forget(entry.id)
-            self.catalog.clear_problem(path)
+            for path in paths:
+                if self.files.stat(path) is None:
+                    tickets.append(self._stage_forget_path(path))
+                    continue
+                item = self._changed(path)
+                if item is not None:
+                    tickets.append(self.stage([item]))
+                    indexed[path] = item
+        if max(tickets):
+            self.commit(max(tickets))
+        return indexed
+
+    def _changed(self, path: str) -> IndexedFile | None:
+        info = self.files.stat(path)
+        if info is None:
+            return None
+        try:
+            text = self.files.read_text(path)
+        except (OSError, UnicodeDecodeError) as exc:
+            self.catalog.record_problem(path, "unreadable", str(exc), info.mtime_ns)
+            return None
+        current = self.catalog.by_path(path)
+        if current is not None and current.content_hash == content_hash(text):
+            return None
+        return self._load(path, text, info)
+
+    def _stage_forget_path(self, path: str) -> int:
+        self.catalog.clear_problem(path)
+        entry = self.catalog.by_path(path)
+        return self.stage_forget(entry.id) if entry is not None else 0
 
     # -- whole knowledge base -----------------------------------------------------------
 

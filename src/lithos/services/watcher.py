@@ -85,8 +85,7 @@ class KnowledgeWatcher(FileSystemEventHandler):
                 due = [k for k, t in self._pending.items() if now - t >= self._debounce]
                 for key in due:
                     del self._pending[key]
-            for key in due:
-                self._handle(key)
+            self._handle(due)
 
     def _due(self) -> bool:
         now = time.monotonic()
@@ -98,14 +97,14 @@ class KnowledgeWatcher(FileSystemEventHandler):
         oldest = min(self._pending.values())
         return max(0.01, self._debounce - (time.monotonic() - oldest))
 
-    def _handle(self, key: str) -> None:
+    def _handle(self, keys: list[str]) -> None:
+        """Index a batch of changed paths with one full-text commit (a ``git pull`` may touch
+        hundreds of notes at once)."""
         try:
-            if key == RESCAN:
+            if RESCAN in keys:
                 self._indexer.reconcile()
-            elif self._indexer.files.exists(key):
-                self._indexer.index_path(key)
             else:
-                self._indexer.forget_path(key)
-            self.handled += 1
+                self._indexer.sync_paths(keys)
+            self.handled += len(keys)
         except Exception:  # a bad file or a transient I/O error must not kill the watcher
-            log.exception("could not index %s; it will be retried on the next change", key)
+            log.exception("could not index %s; retried on their next change", ", ".join(keys))
