@@ -10,12 +10,13 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from lithos.domain.chunks import best_per_note
 from lithos.domain.embedding import Embedder
 from lithos.domain.fusion import convex, reciprocal_rank
 from lithos.errors import InvalidInput
 from lithos.store.catalog import Catalog, ListQuery
 from lithos.store.fulltext import FullTextIndex
-from lithos.store.vectors import VectorStore, best_per_note
+from lithos.store.vectors import VectorStore
 
 Mode = Literal["fulltext", "semantic", "hybrid"]
 CANDIDATES = 100  # how deep each retriever goes before hybrid fusion

@@ -25,12 +25,10 @@ from typing import TypeVar
 
 import numpy as np
 
-from lithos.domain.chunks import ChunkHit, best_per_note, chunk_hash
+from lithos.domain.chunks import ChunkHit, chunk_hash
 from lithos.errors import ConfigError
 from lithos.store.sqlite import Database, Migration
 from lithos.store.vector_matrix import ChunkMatrix
-
-__all__ = ["ChunkHit", "VectorCounts", "VectorStore", "best_per_note"]
 
 T = TypeVar("T")
 
