@@ -1,4 +1,5 @@
-"""Fixtures: a real app on a temporary data directory and an in-memory MCP client over it."""
+"""Fixtures: a real app on a temporary data directory, an in-memory MCP client over it, and
+a real coordination database."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from fastmcp import Client
 
 from lithos.app import LithosApp
 from lithos.mcp.server import create_server
+from lithos.store.coordination import COORDINATION_MIGRATIONS
+from lithos.store.sqlite import Database
 from tests.support import make_app
 
 # Settings from the developer's shell must not leak into tests.
@@ -33,6 +36,18 @@ def _loopback_only(sock: socket.socket, address: object) -> None:
 
 
 socket.socket.connect = _loopback_only  # type: ignore[method-assign]
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / ".lithos" / "coordination.db"
+
+
+@pytest.fixture
+def db(db_path: Path) -> Iterator[Database]:
+    database = Database(db_path, COORDINATION_MIGRATIONS)
+    yield database
+    database.close()
 
 
 @pytest.fixture

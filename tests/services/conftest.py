@@ -1,15 +1,12 @@
-"""Fixtures for the coordination and agent services: a real SQLite file and a settable clock."""
+"""Fixtures for the coordination and agent services: a settable clock and the registry."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from lithos.services.agents import AgentRegistry
-from lithos.store.coordination import COORDINATION_MIGRATIONS
 from lithos.store.sqlite import Database
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
@@ -26,18 +23,6 @@ class Clock:
 
     def advance(self, **delta: float) -> None:
         self.now += timedelta(**delta)
-
-
-@pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / ".lithos" / "coordination.db"
-
-
-@pytest.fixture
-def db(db_path: Path) -> Iterator[Database]:
-    database = Database(db_path, COORDINATION_MIGRATIONS)
-    yield database
-    database.close()
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -14,18 +13,6 @@ from lithos.store.coordination import COORDINATION_MIGRATIONS, CoordinationStore
 from lithos.store.sqlite import Database
 
 NOW = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def path(tmp_path: Path) -> Path:
-    return tmp_path / ".lithos" / "coordination.db"
-
-
-@pytest.fixture
-def db(path: Path) -> Iterator[Database]:
-    database = Database(path, COORDINATION_MIGRATIONS)
-    yield database
-    database.close()
 
 
 @pytest.fixture
@@ -50,11 +37,11 @@ def test_opening_records_every_migration(db: Database) -> None:
     assert migrations_applied(db) == [m.name for m in COORDINATION_MIGRATIONS]
 
 
-def test_reopening_applies_no_migration_twice_and_keeps_rows(path: Path) -> None:
-    first = Database(path, COORDINATION_MIGRATIONS)
+def test_reopening_applies_no_migration_twice_and_keeps_rows(db_path: Path) -> None:
+    first = Database(db_path, COORDINATION_MIGRATIONS)
     first.call(lambda conn: CoordinationStore(first).insert_task(conn, task("task-1")))
     first.close()
-    reopened = Database(path, COORDINATION_MIGRATIONS)
+    reopened = Database(db_path, COORDINATION_MIGRATIONS)
     try:
         assert migrations_applied(reopened) == [m.name for m in COORDINATION_MIGRATIONS]
         kept = reopened.call(lambda conn: CoordinationStore(reopened).get_task(conn, "task-1"))
