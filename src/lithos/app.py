@@ -31,6 +31,7 @@ from lithos.store.sqlite import Database
 from lithos.store.vectors import VectorStore
 
 log = logging.getLogger("lithos")
+FRONTMATTER_ALLOWANCE = 64_000
 
 
 class LithosApp:
@@ -76,6 +77,8 @@ class LithosApp:
             self.embedding.notify,
             chunk_size=cfg.search.chunk_size,
             chunk_max=cfg.search.chunk_max,
+            # A note holds up to max_content_bytes of content plus its frontmatter.
+            max_file_bytes=cfg.storage.max_content_bytes + FRONTMATTER_ALLOWANCE,
         )
         self.graph = LinkGraph(self.indexer)
         self.agents = AgentRegistry(self.coordination_db)

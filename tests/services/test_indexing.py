@@ -182,3 +182,28 @@ def test_unchanged_text_is_never_embedded_twice(data_dir: Path):
     assert app.embedding.wait_idle(10)
     assert len(app.embedder.embedded_texts) == embedded  # type: ignore[attr-defined]
     app.close()
+
+
+def test_a_file_too_large_to_be_a_note_is_reported_and_skipped(data_dir: Path):
+    knowledge = data_dir / "knowledge"
+    knowledge.mkdir(parents=True)
+    (knowledge / "huge.md").write_text("# Huge\n\n" + "word " * 300_000)
+    (knowledge / "small.md").write_text("# Small\n\nfine\n")
+    app = make_app(data_dir, **{"storage.max_content_bytes": 100_000})
+    report = app.start(watch=False)
+    assert [(p["path"], p["kind"]) for p in report.problems] == [("huge.md", "too_large")]
+    assert [e.path for e in app.catalog.entries()] == ["small.md"]
+    app.close()
+
+
+def test_a_symlinked_file_is_not_indexed(data_dir: Path, tmp_path: Path):
+    secret = tmp_path / "secret.md"
+    secret.write_text("# Secret\n\nprivate words outside the knowledge base\n")
+    knowledge = data_dir / "knowledge"
+    knowledge.mkdir(parents=True)
+    (knowledge / "link.md").symlink_to(secret)
+    app = make_app(data_dir)
+    app.start(watch=False)
+    assert app.catalog.count() == 0 and fulltext_ids(app, "private") == []
+    assert "id:" not in secret.read_text()  # nothing was written through the link
+    app.close()

@@ -89,6 +89,7 @@ class Indexer:
         notify_embedder: Callable[[], None],
         chunk_size: int = 500,
         chunk_max: int = 1000,
+        max_file_bytes: int = 2_000_000,
     ) -> None:
         self.files = files
         self.catalog = catalog
@@ -97,6 +98,7 @@ class Indexer:
         self._notify = notify_embedder
         self._chunk_size = chunk_size
         self._chunk_max = chunk_max
+        self._max_file_bytes = max_file_bytes
         self.lock = threading.RLock()
         self.applied = 0  # notes (re)indexed: lets tests see that nothing was re-done
         self.generation = 0  # bumped on every change, so caches (the link graph) know
@@ -169,12 +171,8 @@ class Indexer:
 
     def _changed(self, path: str) -> IndexedFile | None:
         info = self.files.stat(path)
-        if info is None:
-            return None
-        try:
-            text = self.files.read_text(path)
-        except (OSError, UnicodeDecodeError) as exc:
-            self.catalog.record_problem(path, "unreadable", str(exc), info.mtime_ns)
+        text = self._read(info) if info is not None else None
+        if info is None or text is None:
             return None
         current = self.catalog.by_path(path)
         if current is not None and current.content_hash == content_hash(text):
@@ -232,10 +230,8 @@ class Indexer:
         vectors: dict[str, str],
         report: ReconcileReport,
     ) -> _Repair | None:
-        try:
-            text = self.files.read_text(info.path)
-        except (OSError, UnicodeDecodeError) as exc:
-            self.catalog.record_problem(info.path, "unreadable", str(exc), info.mtime_ns)
+        text = self._read(info)
+        if text is None:
             return None
         file_hash = content_hash(text)
         if known is not None and known.content_hash == file_hash:
@@ -290,6 +286,19 @@ class Indexer:
         report.removed = len(set(stale_catalog) | set(stale_fulltext) | set(stale_vectors))
 
     # -- parsing ------------------------------------------------------------------------
+
+    def _read(self, info: FileInfo) -> str | None:
+        """The file's text, or None (recorded as a problem) when it is too large to be a note
+        or cannot be read as UTF-8."""
+        if info.size > self._max_file_bytes:
+            message = f"{info.size} bytes; notes are limited to {self._max_file_bytes}"
+            self.catalog.record_problem(info.path, "too_large", message, info.mtime_ns)
+            return None
+        try:
+            return self.files.read_text(info.path)
+        except (OSError, UnicodeDecodeError) as exc:
+            self.catalog.record_problem(info.path, "unreadable", str(exc), info.mtime_ns)
+            return None
 
     def _load(
         self, path: str, text: str, info: FileInfo, report: ReconcileReport | None = None

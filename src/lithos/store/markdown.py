@@ -130,7 +130,8 @@ class KnowledgeFiles:
         return FileInfo(relative, st.st_mtime_ns, st.st_size)
 
     def scan(self) -> Iterator[FileInfo]:
-        """Every ``*.md`` file below root, skipping hidden files and folders."""
+        """Every ``*.md`` file below root, skipping hidden files and folders and symlinks
+        (a link could pull a file from outside the knowledge directory into the index)."""
         for dirpath, dirnames, filenames in os.walk(self.root):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             base = Path(dirpath)
@@ -138,6 +139,8 @@ class KnowledgeFiles:
                 if not name.endswith(".md") or name.startswith("."):
                     continue
                 full = base / name
+                if full.is_symlink():
+                    continue
                 try:
                     st = full.stat()
                 except FileNotFoundError:
@@ -155,6 +158,8 @@ class KnowledgeFiles:
 
     def relative(self, absolute: Path) -> str | None:
         """The knowledge-relative path of an absolute path, or None if outside/irrelevant."""
+        if absolute.is_symlink():
+            return None
         try:
             rel = absolute.resolve().relative_to(self.root).as_posix()
         except ValueError:
