@@ -49,6 +49,8 @@ class LithosApp:
         (for CLI search, stats and validate); such an app must not be started."""
         cfg = self.config
         data = cfg.data_dir
+        # A note file holds up to max_content_bytes of content plus its frontmatter.
+        self.max_file_bytes = cfg.storage.max_content_bytes + FRONTMATTER_ALLOWANCE
         self.files = KnowledgeFiles(cfg.knowledge_dir)
         self.coordination_db = Database(
             data / ".lithos" / "coordination.db", COORDINATION_MIGRATIONS
@@ -77,8 +79,7 @@ class LithosApp:
             self.embedding.notify,
             chunk_size=cfg.search.chunk_size,
             chunk_max=cfg.search.chunk_max,
-            # A note holds up to max_content_bytes of content plus its frontmatter.
-            max_file_bytes=cfg.storage.max_content_bytes + FRONTMATTER_ALLOWANCE,
+            max_file_bytes=self.max_file_bytes,
         )
         self.graph = LinkGraph(self.indexer)
         self.agents = AgentRegistry(self.coordination_db)

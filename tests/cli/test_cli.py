@@ -114,3 +114,11 @@ def test_invalid_config_is_a_one_line_error_with_exit_2(data_dir: Path, capsys):
     assert run(data_dir, "stats") == 2
     err = capsys.readouterr().err
     assert "config_error" in err and "server.port" in err
+
+
+def test_validate_reports_a_file_too_large_to_be_a_note(data_dir: Path, capsys):
+    data_dir.mkdir(parents=True)
+    (data_dir / "config.yaml").write_text("storage:\n  max_content_bytes: 1000\n")
+    (knowledge(data_dir) / "big.md").write_text("# Big\n\n" + "x" * 100_000)
+    assert run(data_dir, "validate") == 1
+    assert "big.md: too_large" in capsys.readouterr().out

@@ -143,7 +143,7 @@ def _reindex(config: LithosConfig, args: argparse.Namespace) -> int:
 def _validate(config: LithosConfig, args: argparse.Namespace) -> int:
     app = LithosApp(config).open(read_only=True)
     try:
-        problems = validate(app.files, app.catalog)
+        problems = validate(app.files, app.catalog, app.max_file_bytes)
     finally:
         app.close()
     for problem in problems:

@@ -32,12 +32,16 @@ class Problem:
         return {"path": self.path, "kind": self.kind, "message": self.message}
 
 
-def validate(files: KnowledgeFiles, catalog: Catalog) -> list[Problem]:
+def validate(files: KnowledgeFiles, catalog: Catalog, max_file_bytes: int) -> list[Problem]:
     """Every problem found, sorted by path. Changes nothing."""
     problems: list[Problem] = []
     notes: list[Note] = []
     owners: dict[str, str] = {}
     for info in files.scan():
+        if info.size > max_file_bytes:
+            message = f"{info.size} bytes; notes are limited to {max_file_bytes}"
+            problems.append(Problem(info.path, "too_large", message))
+            continue
         try:
             text = files.read_text(info.path)
             meta, _ = split_frontmatter(text)
