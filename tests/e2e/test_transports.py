@@ -126,3 +126,10 @@ async def test_stdio_transport_serves_every_tool(tmp_path: Path):
         await exercise(client)
         stats = await call(client, "lithos_stats")
         assert stats["documents"] == 1 and stats["agents"] == 1
+
+
+@pytest.mark.parametrize("http_server", ["sse"], indirect=True)
+async def test_sse_transport_alone_serves_legacy_clients(http_server: tuple[str, Path, int]):
+    base, _, _ = http_server
+    async with Client(SSETransport(f"{base}/sse")) as client:
+        await exercise(client)
