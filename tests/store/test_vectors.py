@@ -318,3 +318,13 @@ def test_concurrent_writes_and_searches_stay_consistent(
     hits = store.search(embedder.vector("common text"), 1000)
     assert {hit.note_id for hit in hits} == expected
     assert store.counts().notes == len(expected)
+
+
+def test_pending_count_counts_chunk_rows_waiting_for_a_vector(
+    store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("n1", "h1", ["shared", "only here"])
+    store.set_note("n2", "h2", ["shared"])  # the same text in two notes: two chunk rows
+    assert store.pending_count() == 3 == store.counts().pending_chunks
+    store.store_embeddings([(chunk_hash("shared"), embedder.vector("shared"))])
+    assert store.pending_count() == 1 == store.counts().pending_chunks

@@ -154,9 +154,9 @@ def _validate(config: LithosConfig, args: argparse.Namespace) -> int:
 
 def _wait_for_embeddings(app: LithosApp) -> None:
     report = _progress("chunks embedded")
-    total = app.vectors.counts().pending_chunks
+    total = app.vectors.pending_count()
     while not app.embedding.wait_idle(timeout=1.0):
-        pending = app.vectors.counts().pending_chunks
+        pending = app.vectors.pending_count()
         report(max(0, total - pending), total)
     report(total, total)
 

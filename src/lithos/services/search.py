@@ -73,7 +73,7 @@ class SearchService:
             )
         result: dict[str, Any] = {"results": hits, "mode": mode}
         if mode != "fulltext":
-            pending = self.vectors.counts().pending_chunks
+            pending = self.vectors.pending_count()
             if pending:
                 result["pending_chunks"] = pending
         return result
@@ -173,9 +173,7 @@ class SearchService:
     ) -> set[str] | None:
         if not tags and not author and not path_prefix:
             return None
-        query = ListQuery(path_prefix=path_prefix, tags=tuple(tags), author=author, limit=10**9)
-        entries, _ = self.catalog.query(query)
-        return {e.id for e in entries}
+        return self.catalog.ids(ListQuery(path_prefix=path_prefix, tags=tuple(tags), author=author))
 
     def tags(self) -> dict[str, Any]:
         return {"tags": self.catalog.tag_counts()}

@@ -196,6 +196,12 @@ class Catalog:
         )
         return {r[0]: r[1] for r in rows}
 
+    def ids(self, query: ListQuery) -> set[str]:
+        """Ids of every note matching the filters (paging ignored), without loading rows."""
+        where, params = _filters(query)
+        rows = self.db.call(lambda c: c.execute(f"SELECT id FROM notes {where}", params).fetchall())
+        return {row[0] for row in rows}
+
     def record_problem(self, path: str, kind: str, message: str, mtime_ns: int) -> None:
         self.db.call(
             lambda c: c.execute(

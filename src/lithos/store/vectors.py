@@ -232,17 +232,19 @@ class VectorStore:
         self._db.call(self._ensure_loaded)
 
     def counts(self) -> VectorCounts:
-        """Current sizes; cheap enough to call on every search."""
+        """Current sizes (counting every chunk: a few milliseconds at 100k chunks)."""
 
         def read(conn: sqlite3.Connection) -> VectorCounts:
             notes = conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
             chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-            pending = conn.execute(
-                "SELECT COUNT(*) FROM temp.queue q JOIN chunks c ON c.chunk_hash = q.chunk_hash"
-            ).fetchone()[0]
+            pending = _pending(conn)
             return VectorCounts(notes, chunks, chunks - pending, pending)
 
         return self._db.call(read)
+
+    def pending_count(self) -> int:
+        """Chunks still waiting to be embedded; cheap enough to call on every search."""
+        return self._db.call(_pending)
 
     def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         try:
@@ -311,6 +313,15 @@ class VectorStore:
                 f" {self.model_id!r}, expected {self.dimension}; rebuild it with --clear"
             )
         return vector
+
+
+def _pending(conn: sqlite3.Connection) -> int:
+    # CROSS JOIN keeps the (usually empty) queue as the outer loop; a plain JOIN let SQLite scan
+    # every chunk instead (5.4 ms against 0.13 ms at 86k chunks).
+    row = conn.execute(
+        "SELECT COUNT(*) FROM temp.queue q CROSS JOIN chunks c ON c.chunk_hash = q.chunk_hash"
+    ).fetchone()
+    return int(row[0])
 
 
 def _unqueue_unused(conn: sqlite3.Connection, hashes: set[str]) -> None:
