@@ -158,10 +158,11 @@ class Indexer:
         tickets = [0]
         with self.lock:
             for path in paths:
-                if self.files.stat(path) is None:
+                info = self.files.stat(path)
+                if info is None:
                     tickets.append(self._stage_forget_path(path))
                     continue
-                item = self._changed(path)
+                item = self._changed(info)
                 if item is not None:
                     tickets.append(self.stage([item]))
                     indexed[path] = item
@@ -169,15 +170,14 @@ class Indexer:
             self.commit(max(tickets))
         return indexed
 
-    def _changed(self, path: str) -> IndexedFile | None:
-        info = self.files.stat(path)
-        text = self._read(info) if info is not None else None
-        if info is None or text is None:
+    def _changed(self, info: FileInfo) -> IndexedFile | None:
+        text = self._read(info)
+        if text is None:
             return None
-        current = self.catalog.by_path(path)
+        current = self.catalog.by_path(info.path)
         if current is not None and current.content_hash == content_hash(text):
             return None
-        return self._load(path, text, info)
+        return self._load(info.path, text, info)
 
     def _stage_forget_path(self, path: str) -> int:
         self.catalog.clear_problem(path)
@@ -316,12 +316,13 @@ class Indexer:
             info = self.files.stat(path) or info
             if report:
                 report.ids_assigned += 1
+        item = IndexedFile(note, content_hash(text), info)
         owner = self.catalog.get(note.id)
         if owner is not None and owner.path != path and self.files.exists(owner.path):
-            self._duplicate(IndexedFile(note, content_hash(text), info))
+            self._duplicate(item)
             return None
         self.catalog.clear_problem(path)
-        return IndexedFile(note, content_hash(text), info)
+        return item
 
     def _duplicate(self, item: IndexedFile) -> None:
         message = f"id {item.note.id} is already used by another file"
