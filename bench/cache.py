@@ -36,15 +36,7 @@ def seed(data_dir: Path, cache: Path = DEFAULT) -> int:
     if not cache.exists():
         return 0
     with sqlite3.connect(target) as conn:
-        conn.execute("ATTACH DATABASE ? AS cache", (str(cache),))
-        conn.execute(
-            "INSERT OR IGNORE INTO main.embeddings(model_id, chunk_hash, vector)"
-            " SELECT model_id, chunk_hash, vector FROM cache.embeddings"
-        )
-        conn.commit()
-        count = conn.execute("SELECT COUNT(*) FROM main.embeddings").fetchone()[0]
-        conn.execute("DETACH DATABASE cache")
-    return int(count)
+        return _copy_in(conn, cache)
 
 
 def save(data_dir: Path, cache: Path = DEFAULT) -> int:
@@ -59,12 +51,18 @@ def save(data_dir: Path, cache: Path = DEFAULT) -> int:
     with sqlite3.connect(cache, timeout=60) as conn:
         conn.execute(_SCHEMA)
         before = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
-        conn.execute("ATTACH DATABASE ? AS run", (str(source),))
-        conn.execute(
-            "INSERT OR IGNORE INTO main.embeddings(model_id, chunk_hash, vector)"
-            " SELECT model_id, chunk_hash, vector FROM run.embeddings"
-        )
-        conn.commit()
-        after = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
-        conn.execute("DETACH DATABASE run")
-    return int(after - before)
+        return _copy_in(conn, source) - int(before)
+
+
+def _copy_in(conn: sqlite3.Connection, other: Path) -> int:
+    """Add the vectors of the database at ``other`` that ``conn`` lacks; returns how many
+    ``conn`` holds afterwards."""
+    conn.execute("ATTACH DATABASE ? AS other", (str(other),))
+    conn.execute(
+        "INSERT OR IGNORE INTO main.embeddings(model_id, chunk_hash, vector)"
+        " SELECT model_id, chunk_hash, vector FROM other.embeddings"
+    )
+    conn.commit()
+    count = conn.execute("SELECT COUNT(*) FROM main.embeddings").fetchone()[0]
+    conn.execute("DETACH DATABASE other")
+    return int(count)
