@@ -71,6 +71,7 @@ class LithosApp:
         self.embedding = EmbeddingWorker(
             self.vectors, self.embedder, batch_size=cfg.search.embedding_batch_size
         )
+        self.graph = LinkGraph(self.catalog)
         self.indexer = Indexer(
             self.files,
             self.catalog,
@@ -80,8 +81,8 @@ class LithosApp:
             chunk_size=cfg.search.chunk_size,
             chunk_max=cfg.search.chunk_max,
             max_file_bytes=self.max_file_bytes,
+            listener=self.graph,
         )
-        self.graph = LinkGraph(self.indexer)
         self.agents = AgentRegistry(self.coordination_db)
         self.coordination = CoordinationService(
             self.coordination_db,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from fastmcp import Client
 
 from lithos.app import LithosApp
@@ -151,3 +152,31 @@ async def test_stats_counts_every_index_and_pending_work(client: Client, app: Li
     assert indexes["catalog_documents"] == indexes["fulltext_documents"] == 1
     assert indexes["vector_documents"] == 1 and indexes["pending_chunks"] == 0
     assert stats["chunks"] == indexes["embedded_chunks"] >= 1
+
+
+async def test_links_follow_notes_written_and_deleted_after_the_graph_was_built(client: Client):
+    source = await write(client, "Source", "see [[later]]")
+    statuses = await call(client, "lithos_read", id=source["id"])
+    assert [link["status"] for link in statuses["links"]] == ["broken"]  # graph built here
+    first = await write(client, "Later", "one", path="a")
+    read = await call(client, "lithos_read", id=source["id"])
+    assert [(link["status"], link["id"]) for link in read["links"]] == [("resolved", first["id"])]
+    incoming = await call(client, "lithos_links", id=first["id"], direction="incoming")
+    assert [n["id"] for n in incoming["incoming"]] == [source["id"]]
+    second = await write(client, "Later", "two", path="b")  # now [[later]] is ambiguous
+    read = await call(client, "lithos_read", id=source["id"])
+    assert [link["status"] for link in read["links"]] == ["ambiguous"]
+    await call(client, "lithos_delete", id=first["id"])  # unique again
+    read = await call(client, "lithos_read", id=source["id"])
+    assert [(link["status"], link["id"]) for link in read["links"]] == [("resolved", second["id"])]
+
+
+async def test_reading_after_a_write_does_not_rebuild_the_graph(
+    client: Client, app: LithosApp, monkeypatch
+):
+    note = await write(client, "A", "[[b]]")
+    await call(client, "lithos_read", id=note["id"])  # builds the graph once
+    monkeypatch.setattr(app.catalog, "link_rows", lambda: pytest.fail("graph rebuilt"))
+    target = await write(client, "B", "x")
+    read = await call(client, "lithos_read", id=note["id"])
+    assert read["links"][0]["id"] == target["id"]

@@ -47,12 +47,13 @@ class Resolution:
 
 @dataclass
 class LinkResolver:
-    """Lookup tables over the notes' paths, ids and aliases. Build once, resolve many."""
+    """Lookup tables over the notes' paths, ids and aliases, kept in step note by note."""
 
     by_path: dict[str, str] = field(default_factory=dict)
     by_name: dict[str, set[str]] = field(default_factory=dict)
     ids: set[str] = field(default_factory=set)
     by_alias: dict[str, set[str]] = field(default_factory=dict)
+    _keys: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, notes: Iterable[tuple[str, str, Iterable[str]]]) -> LinkResolver:
@@ -63,12 +64,36 @@ class LinkResolver:
         return resolver
 
     def add(self, note_id: str, path: str, aliases: Iterable[str]) -> None:
+        """Add a note, or replace what was known of it."""
+        self.remove(note_id)
         key = normalise_target(path)
+        alias_keys = tuple(normalise_target(alias) for alias in aliases)
+        self._keys[note_id] = (key, alias_keys)
         self.by_path[key] = note_id
-        self.by_name.setdefault(key.rsplit("/", 1)[-1], set()).add(note_id)
+        self.by_name.setdefault(_name(key), set()).add(note_id)
         self.ids.add(note_id)
-        for alias in aliases:
-            self.by_alias.setdefault(normalise_target(alias), set()).add(note_id)
+        for alias in alias_keys:
+            self.by_alias.setdefault(alias, set()).add(note_id)
+
+    def remove(self, note_id: str) -> None:
+        known = self._keys.pop(note_id, None)
+        if known is None:
+            return
+        key, alias_keys = known
+        if self.by_path.get(key) == note_id:
+            del self.by_path[key]
+        _discard(self.by_name, _name(key), note_id)
+        self.ids.discard(note_id)
+        for alias in alias_keys:
+            _discard(self.by_alias, alias, note_id)
+
+    def keys_of(self, note_id: str) -> set[str]:
+        """Every normalised target that could resolve to the note: path, file name, id, aliases."""
+        known = self._keys.get(note_id)
+        if known is None:
+            return set()
+        key, alias_keys = known
+        return {key, _name(key), note_id, *alias_keys}
 
     def resolve(self, target: str) -> Resolution:
         key = normalise_target(target)
@@ -90,3 +115,15 @@ class LinkResolver:
         if len(matches) > 1:
             return Resolution(target, None, "ambiguous", tuple(sorted(matches)))
         return None
+
+
+def _name(key: str) -> str:
+    return key.rsplit("/", 1)[-1]
+
+
+def _discard(table: dict[str, set[str]], key: str, note_id: str) -> None:
+    members = table.get(key)
+    if members is not None:
+        members.discard(note_id)
+        if not members:
+            del table[key]

@@ -1,112 +1,160 @@
-"""The wiki-link graph, derived from the catalog and rebuilt whenever the notes change.
+"""The wiki-link graph, derived from the catalog and kept in step with every indexed change.
 
-Resolution depends on every note at once (a new file can make ``[[name]]`` ambiguous), so the
-graph is rebuilt as a whole, lazily, on the first query after a change. For 10k notes that
-costs tens of milliseconds and keeps the graph exactly in step with the catalog.
+It is built from the catalog on first use, then the :class:`~lithos.services.indexing.Indexer`
+reports each note it indexes or forgets (:meth:`LinkGraph.noted`, :meth:`LinkGraph.forgotten`),
+so reading a note's links after a write costs a few dictionary look-ups, not a rebuild. Edges
+are resolved when asked for, because resolution depends on every note at once (a new file can
+make ``[[name]]`` ambiguous): outgoing links resolve the note's own targets, incoming links
+resolve only the targets that could name the note.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from lithos.domain.links import LinkResolver, Resolution
+from lithos.domain.links import LinkResolver, Resolution, normalise_target
 from lithos.errors import DocNotFound
-from lithos.services.indexing import Indexer
+from lithos.store.catalog import Catalog, CatalogRecord
 
 Direction = Literal["outgoing", "incoming", "both"]
 
 
 @dataclass
-class _Snapshot:
-    generation: int
-    titles: dict[str, str]
-    paths: dict[str, str]
-    resolutions: dict[str, list[Resolution]] = field(default_factory=dict)
-    outgoing: dict[str, list[str]] = field(default_factory=dict)
-    incoming: dict[str, list[str]] = field(default_factory=dict)
+class _Links:
+    resolver: LinkResolver = field(default_factory=LinkResolver)
+    titles: dict[str, str] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict)
+    targets: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    sources: dict[str, set[str]] = field(default_factory=dict)  # target key -> linking notes
+
+    def put(
+        self, note_id: str, path: str, title: str, aliases: Iterable[str], targets: Iterable[str]
+    ) -> None:
+        self.drop(note_id)
+        self.resolver.add(note_id, path, aliases)
+        self.titles[note_id] = title
+        self.paths[note_id] = path
+        self.targets[note_id] = tuple(targets)
+        for target in self.targets[note_id]:
+            self.sources.setdefault(normalise_target(target), set()).add(note_id)
+
+    def drop(self, note_id: str) -> None:
+        self.resolver.remove(note_id)
+        self.titles.pop(note_id, None)
+        self.paths.pop(note_id, None)
+        for target in self.targets.pop(note_id, ()):
+            linking = self.sources.get(normalise_target(target))
+            if linking is not None:
+                linking.discard(note_id)
+
+    def resolutions(self, note_id: str) -> list[Resolution]:
+        return [self.resolver.resolve(t) for t in self.targets.get(note_id, ())]
+
+    def outgoing(self, note_id: str) -> list[str]:
+        found: dict[str, None] = {}
+        for resolution in self.resolutions(note_id):
+            if resolution.note_id and resolution.note_id != note_id:
+                found.setdefault(resolution.note_id, None)
+        return list(found)
+
+    def incoming(self, note_id: str) -> list[str]:
+        candidates: set[str] = set()
+        for key in self.resolver.keys_of(note_id):
+            candidates |= self.sources.get(key, set())
+        candidates.discard(note_id)
+        return sorted(c for c in candidates if note_id in self.outgoing(c))
 
 
 class LinkGraph:
-    def __init__(self, indexer: Indexer) -> None:
-        self._indexer = indexer
+    def __init__(self, catalog: Catalog) -> None:
+        self._catalog = catalog
         self._lock = threading.Lock()
-        self._snapshot: _Snapshot | None = None
+        self._links: _Links | None = None  # None: (re)build from the catalog on next use
 
-    def snapshot(self) -> _Snapshot:
+    # -- kept in step by the indexer ------------------------------------------------------
+
+    def noted(self, records: Sequence[CatalogRecord]) -> None:
+        """Notes the catalog now holds as given (call after writing the catalog)."""
         with self._lock:
-            generation = self._indexer.generation
-            if self._snapshot is None or self._snapshot.generation != generation:
-                self._snapshot = self._build(generation)
-            return self._snapshot
+            if self._links is not None:
+                for r in records:
+                    self._links.put(r.note.id, r.note.path, r.note.title, r.note.aliases, r.links)
 
-    def _build(self, generation: int) -> _Snapshot:
-        catalog = self._indexer.catalog
-        entries = catalog.entries()
-        resolver = LinkResolver.build((e.id, e.path, e.aliases) for e in entries)
-        snap = _Snapshot(
-            generation, {e.id: e.title for e in entries}, {e.id: e.path for e in entries}
-        )
-        for note_id, targets in catalog.links().items():
-            resolved = [resolver.resolve(t) for t in targets]
-            snap.resolutions[note_id] = resolved
-            seen: dict[str, None] = {}
-            for r in resolved:
-                if r.note_id and r.note_id != note_id:
-                    seen.setdefault(r.note_id, None)
-            snap.outgoing[note_id] = list(seen)
-            for target_id in seen:
-                snap.incoming.setdefault(target_id, []).append(note_id)
-        return snap
+    def forgotten(self, note_id: str) -> None:
+        with self._lock:
+            if self._links is not None:
+                self._links.drop(note_id)
+
+    def reset(self) -> None:
+        """Many notes changed at once (a reconcile): rebuild from the catalog on next use."""
+        with self._lock:
+            self._links = None
+
+    # -- queries --------------------------------------------------------------------------
 
     def outgoing_links(self, note_id: str) -> list[dict[str, Any]]:
         """Every link in a note, in order, with how it resolved."""
-        snap = self.snapshot()
-        return [
-            {
-                "target": r.target,
-                "id": r.note_id,
-                "title": snap.titles.get(r.note_id) if r.note_id else None,
-                "status": r.status,
-            }
-            for r in snap.resolutions.get(note_id, [])
-        ]
+        return self._read(
+            lambda links: [
+                {
+                    "target": r.target,
+                    "id": r.note_id,
+                    "title": links.titles.get(r.note_id) if r.note_id else None,
+                    "status": r.status,
+                }
+                for r in links.resolutions(note_id)
+            ]
+        )
 
     def links(self, note_id: str, direction: Direction = "both", depth: int = 1) -> dict[str, Any]:
         """Notes reachable within ``depth`` hops (1-3), as flat de-duplicated lists."""
-        snap = self.snapshot()
-        if note_id not in snap.titles:
-            raise DocNotFound(f"no note with id {note_id}")
-        result: dict[str, Any] = {"id": note_id}
-        if direction in ("outgoing", "both"):
-            result["outgoing"] = self._walk(snap, snap.outgoing, note_id, depth)
-        if direction in ("incoming", "both"):
-            result["incoming"] = self._walk(snap, snap.incoming, note_id, depth)
-        return result
 
-    @staticmethod
-    def _walk(
-        snap: _Snapshot, edges: dict[str, list[str]], start: str, depth: int
-    ) -> list[dict[str, str]]:
-        seen = {start}
-        order: list[dict[str, str]] = []
-        frontier = deque([(start, 0)])
-        while frontier:
-            node, hops = frontier.popleft()
-            if hops == depth:
+        def walk(links: _Links) -> dict[str, Any]:
+            if note_id not in links.titles:
+                raise DocNotFound(f"no note with id {note_id}")
+            result: dict[str, Any] = {"id": note_id}
+            if direction in ("outgoing", "both"):
+                result["outgoing"] = _walk(links, links.outgoing, note_id, depth)
+            if direction in ("incoming", "both"):
+                result["incoming"] = _walk(links, links.incoming, note_id, depth)
+            return result
+
+        return self._read(walk)
+
+    def _read(self, query: Callable[[_Links], Any]) -> Any:
+        with self._lock:
+            if self._links is None:
+                self._links = self._build()
+            return query(self._links)
+
+    def _build(self) -> _Links:
+        links = _Links()
+        targets = self._catalog.links()
+        for note_id, path, title, aliases in self._catalog.link_rows():
+            links.put(note_id, path, title, aliases, targets.get(note_id, ()))
+        return links
+
+
+def _walk(
+    links: _Links, neighbours: Callable[[str], list[str]], start: str, depth: int
+) -> list[dict[str, str]]:
+    seen = {start}
+    order: list[dict[str, str]] = []
+    frontier = deque([(start, 0)])
+    while frontier:
+        node, hops = frontier.popleft()
+        if hops == depth:
+            continue
+        for neighbour in neighbours(node):
+            if neighbour in seen:
                 continue
-            for neighbour in edges.get(node, []):
-                if neighbour in seen:
-                    continue
-                seen.add(neighbour)
-                order.append(
-                    {
-                        "id": neighbour,
-                        "title": snap.titles[neighbour],
-                        "path": snap.paths[neighbour],
-                    }
-                )
-                frontier.append((neighbour, hops + 1))
-        return order
+            seen.add(neighbour)
+            order.append(
+                {"id": neighbour, "title": links.titles[neighbour], "path": links.paths[neighbour]}
+            )
+            frontier.append((neighbour, hops + 1))
+    return order

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
 from lithos.domain.chunks import chunk_text
 from lithos.domain.links import parse_links
@@ -36,6 +37,16 @@ log = logging.getLogger("lithos.indexing")
 
 Progress = Callable[[int, int], None]
 BATCH = 256
+
+
+class IndexListener(Protocol):
+    """Told of every catalog change, to keep an in-memory view (the link graph) in step."""
+
+    def noted(self, records: Sequence[CatalogRecord]) -> None: ...
+
+    def forgotten(self, note_id: str) -> None: ...
+
+    def reset(self) -> None: ...
 
 
 @dataclass
@@ -90,6 +101,7 @@ class Indexer:
         chunk_size: int = 500,
         chunk_max: int = 1000,
         max_file_bytes: int = 2_000_000,
+        listener: IndexListener | None = None,
     ) -> None:
         self.files = files
         self.catalog = catalog
@@ -100,8 +112,8 @@ class Indexer:
         self._chunk_max = chunk_max
         self._max_file_bytes = max_file_bytes
         self.lock = threading.RLock()
+        self._listener = listener
         self.applied = 0  # notes (re)indexed: lets tests see that nothing was re-done
-        self.generation = 0  # bumped on every change, so caches (the link graph) know
 
     # -- single notes -------------------------------------------------------------------
 
@@ -114,12 +126,14 @@ class Indexer:
         to pass to :meth:`commit`. Call with or without :attr:`lock` held; commit without it,
         so concurrent writers share one full-text commit."""
         with self.lock:
-            self.catalog.upsert([self._record(item) for item in indexed])
+            records = [self._record(item) for item in indexed]
+            self.catalog.upsert(records)
+            if self._listener is not None:
+                self._listener.noted(records)
             ticket = self.fulltext.stage_upsert([_fulltext_doc(item) for item in indexed])
             for item in indexed:
                 self.vectors.set_note(item.note.id, item.file_hash, self._chunks(item.note))
             self.applied += len(indexed)
-            self.generation += 1
         self._notify()
         return ticket
 
@@ -134,9 +148,10 @@ class Indexer:
     def stage_forget(self, note_id: str) -> int:
         with self.lock:
             self.catalog.remove(note_id)
+            if self._listener is not None:
+                self._listener.forgotten(note_id)
             ticket = self.fulltext.stage_delete([note_id])
             self.vectors.remove_note(note_id)
-            self.generation += 1
         return ticket
 
     def index_path(self, path: str) -> IndexedFile | None:
@@ -218,7 +233,8 @@ class Indexer:
             self._repair(pending, report)
             self._remove_stale(seen_ids, fulltext, vectors, report)
             report.problems = self.catalog.problems()
-            self.generation += 1
+            if self._listener is not None:
+                self._listener.reset()
         self._notify()
         return report
 

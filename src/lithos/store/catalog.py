@@ -160,6 +160,13 @@ class Catalog:
         rows = self.db.call(lambda c: c.execute("SELECT * FROM notes").fetchall())
         return [_entry(r) for r in rows]
 
+    def link_rows(self) -> list[tuple[str, str, str, tuple[str, ...]]]:
+        """(id, path, title, aliases) of every note: what the link graph needs, read lightly."""
+        rows = self.db.call(
+            lambda c: c.execute("SELECT id, path, title, aliases FROM notes").fetchall()
+        )
+        return [(r[0], r[1], r[2], tuple(json.loads(r[3]))) for r in rows]
+
     def count(self) -> int:
         return int(self.db.call(lambda c: c.execute("SELECT count(*) FROM notes").fetchone()[0]))
 
