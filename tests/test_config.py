@@ -81,3 +81,25 @@ def test_invalid_environment_value_is_a_clear_error(tmp_path: Path, monkeypatch)
     monkeypatch.setenv("LITHOS_PORT", "not-a-port")
     with pytest.raises(ConfigError, match="port"):
         load_config(data_dir=tmp_path)
+
+
+def test_bad_environment_value_names_the_variable_not_a_missing_config_file(
+    tmp_path: Path, monkeypatch
+):
+    monkeypatch.setenv("LITHOS_SERVER__PORT", "70000")
+    with pytest.raises(ConfigError) as raised:
+        load_config(data_dir=tmp_path)
+    message = raised.value.message
+    assert "server.port" in message and "environment variable LITHOS_SERVER__PORT" in message
+    assert "config.yaml" not in message
+
+
+def test_bad_yaml_value_names_the_file(tmp_path: Path):
+    (tmp_path / "config.yaml").write_text("server:\n  port: 0\n")
+    with pytest.raises(ConfigError, match=r"server\.port: .*config\.yaml"):
+        load_config(data_dir=tmp_path)
+
+
+def test_bad_flag_value_names_the_command_line(tmp_path: Path):
+    with pytest.raises(ConfigError, match=r"server\.port: .*command line"):
+        load_config(data_dir=tmp_path, overrides={"server.port": 0})

@@ -139,11 +139,13 @@ def load_config(
     for dotted, value in (overrides or {}).items():
         section, key = dotted.split(".")
         init.setdefault(section, {})[key] = value
-    token = _YAML_VALUES.set(_read_yaml(path, required=config_file is not None))
+    yaml_values = _read_yaml(path, required=config_file is not None)
+    token = _YAML_VALUES.set(yaml_values)
     try:
         config = LithosConfig(**init)
     except ValidationError as exc:
-        raise ConfigError(f"invalid configuration ({path}): {_describe(exc)}") from exc
+        sources = _Sources(init, yaml_values, path)
+        raise ConfigError(f"invalid configuration: {_describe(exc, sources)}") from exc
     finally:
         _YAML_VALUES.reset(token)
     config.storage.data_dir = config.storage.data_dir.expanduser().resolve()
@@ -177,9 +179,47 @@ def _read_yaml(path: Path, required: bool) -> dict[str, Any]:
     return loaded
 
 
-def _describe(exc: ValidationError) -> str:
+class _Sources:
+    """Names where a setting came from, so an error points at the flag, variable or file."""
+
+    def __init__(self, flags: dict[str, Any], yaml_values: dict[str, Any], path: Path) -> None:
+        self.flags = flags
+        self.yaml_values = yaml_values
+        self.path = path
+
+    def of(self, section: str, key: str | None) -> str:
+        if key is None:
+            return self._section(section)
+        if key in self.flags.get(section, {}):
+            return "from the command line"
+        nested = f"LITHOS_{section}__{key}".upper()
+        if nested in _upper_environ():
+            return f"from environment variable {nested}"
+        for name, where in FLAT_ENV.items():
+            if where == (section, key) and name in os.environ:
+                return f"from environment variable {name}"
+        section_values = self.yaml_values.get(section)
+        if isinstance(section_values, dict) and key in section_values:
+            return f"in {self.path}"
+        return "default"
+
+    def _section(self, section: str) -> str:
+        if section in self.yaml_values:
+            return f"in {self.path}"
+        prefix = f"LITHOS_{section}_".upper()
+        names = sorted(n for n in _upper_environ() if n.startswith(prefix))
+        return f"from environment variable {names[0]}" if names else "default"
+
+
+def _upper_environ() -> set[str]:
+    return {name.upper() for name in os.environ}
+
+
+def _describe(exc: ValidationError, sources: _Sources) -> str:
     parts = []
-    for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"])
-        parts.append(f"{where}: {error['msg']}")
+    for error in exc.errors(include_url=False):
+        loc = [str(p) for p in error["loc"]]
+        where = ".".join(loc)
+        origin = sources.of(loc[0], loc[1] if len(loc) > 1 else None) if loc else "default"
+        parts.append(f"{where}: {error['msg']} ({origin})")
     return "; ".join(parts)

@@ -78,3 +78,9 @@ class IndexCorrupt(LithosError):
 
 class ConfigError(LithosError):
     code = "config_error"
+
+
+class DataDirNotFound(LithosError):
+    """A command that reads a knowledge base was pointed at a directory that does not exist."""
+
+    code = "data_dir_not_found"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from lithos import __version__
 from lithos.cli.main import main
 from lithos.domain.notes import split_frontmatter
 from tests.fakes import HashingEmbedder
@@ -122,3 +123,56 @@ def test_validate_reports_a_file_too_large_to_be_a_note(data_dir: Path, capsys):
     (knowledge(data_dir) / "big.md").write_text("# Big\n\n" + "x" * 100_000)
     assert run(data_dir, "validate") == 1
     assert "big.md: too_large" in capsys.readouterr().out
+
+
+def test_global_options_work_after_the_command_as_the_readme_writes_them(data_dir: Path, capsys):
+    (knowledge(data_dir) / "a.md").write_text("# A\n\nbody\n")
+    assert main(["reindex", "--data-dir", str(data_dir)]) == 0
+    capsys.readouterr()
+    assert main(["stats", "--data-dir", str(data_dir), "-v"]) == 0
+    assert json.loads(capsys.readouterr().out)["documents"] == 1
+
+
+def test_a_global_option_before_the_command_is_not_reset_by_the_command(data_dir: Path, capsys):
+    (knowledge(data_dir) / "a.md").write_text("# A\n\nbody\n")
+    run(data_dir, "reindex")
+    capsys.readouterr()
+    assert main(["--data-dir", str(data_dir), "stats"]) == 0
+    assert json.loads(capsys.readouterr().out)["documents"] == 1
+
+
+@pytest.mark.parametrize("command", [["stats"], ["search", "x"], ["validate"], ["reindex"]])
+def test_a_mistyped_data_dir_is_an_error_and_creates_nothing(tmp_path: Path, capsys, command):
+    missing = tmp_path / "no-such-dir"
+    assert main([*command, "--data-dir", str(missing)]) == 2
+    assert "data_dir_not_found" in capsys.readouterr().err
+    assert not missing.exists()
+
+
+def test_reindex_exits_1_when_it_skipped_a_file_validate_flags(data_dir: Path, capsys):
+    data_dir.mkdir(parents=True)
+    (data_dir / "config.yaml").write_text("storage:\n  max_content_bytes: 1000\n")
+    (knowledge(data_dir) / "big.md").write_text("# Big\n\n" + "x" * 100_000)
+    (knowledge(data_dir) / "fine.md").write_text("# Fine\n\nbody\n")
+    assert run(data_dir, "reindex") == 1
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert [p["path"] for p in report["problems"]] == ["big.md"]
+    assert "1 file(s) not indexed" in captured.err
+
+
+def test_reindex_without_a_terminal_prints_one_parseable_progress_line(data_dir: Path, capsys):
+    notes = knowledge(data_dir)
+    for n in range(3):
+        (notes / f"n{n}.md").write_text(f"# N{n}\n\nbody {n}\n")
+    assert run(data_dir, "reindex") == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("progress")]
+    assert lines[0].startswith("progress task=files done=3 total=3 rate=")
+    assert lines[-1].startswith("progress task=embedding done=") and len(lines) == 2
+
+
+def test_version_prints_the_package_version(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == f"lithos {__version__}"

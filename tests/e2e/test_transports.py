@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,11 +13,10 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import SSETransport, StdioTransport, StreamableHttpTransport
 
+from tests.e2e.server import ENV, running_server
 from tests.support import call
 
 pytestmark = pytest.mark.e2e
-
-ENV = {**os.environ, "FASTMCP_CHECK_FOR_UPDATES": "off"}
 
 
 def free_port() -> int:
@@ -30,43 +26,16 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[tuple[str, Path, int]]:
+def http_server(request, tmp_path: Path) -> Iterator[tuple[str, Path, int]]:
+    """`lithos serve` over HTTP (or the transport given as the fixture's param); its log is
+    in tmp_path/server.log."""
     port = free_port()
     data = tmp_path / "data"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "lithos.cli.main",
-            "--data-dir",
-            str(data),
-            "serve",
-            "--transport",
-            "http",
-            "--port",
-            str(port),
-            "--no-watch",
-        ],
-        env=ENV,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"server did not start: {process.stderr.read().decode()}")  # type: ignore[union-attr]
-            time.sleep(0.1)
-        yield base, data, process.pid
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    transport = getattr(request, "param", "http")
+    command = [sys.executable, "-m", "lithos.cli.main", "--data-dir", str(data), "serve"]
+    command += ["--transport", transport, "--port", str(port), "--no-watch"]
+    with running_server(command, f"http://127.0.0.1:{port}", tmp_path / "server.log") as pid:
+        yield f"http://127.0.0.1:{port}", data, pid
 
 
 async def exercise(client: Client) -> None:
@@ -129,7 +98,18 @@ async def test_stdio_transport_serves_every_tool(tmp_path: Path):
 
 
 @pytest.mark.parametrize("http_server", ["sse"], indirect=True)
-async def test_sse_transport_alone_serves_legacy_clients(http_server: tuple[str, Path, int]):
+async def test_sse_transport_alone_serves_legacy_clients(
+    http_server: tuple[str, Path, int], tmp_path: Path
+):
     base, _, _ = http_server
     async with Client(SSETransport(f"{base}/sse")) as client:
         await exercise(client)
+    assert httpx.get(f"{base}/mcp").status_code == 404
+    log = (tmp_path / "server.log").read_text()
+    assert f"SSE at {base}/sse" in log and "/mcp" not in log
+
+
+async def test_serve_logs_that_it_creates_a_new_knowledge_base(
+    http_server: tuple[str, Path, int], tmp_path: Path
+):
+    assert "creating a new, empty one" in (tmp_path / "server.log").read_text()

@@ -11,41 +11,78 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lithos import __version__
 from lithos.app import LithosApp
+from lithos.cli.progress import ProgressBar
 from lithos.config import LithosConfig, load_config
-from lithos.errors import LithosError
+from lithos.errors import DataDirNotFound, LithosError
 from lithos.runtime import limit_malloc_arenas
-from lithos.services.indexing import Progress
 from lithos.services.search import Mode
 from lithos.services.validation import validate
 
+log = logging.getLogger("lithos.cli")
+
+
+# Commands that read an existing knowledge base: a data directory that does not exist is a
+# mistyped path, not a request to start an empty one (only `serve` creates one).
+NEEDS_EXISTING_DATA = frozenset({"stats", "search", "reindex", "validate"})
+EXIT_PROBLEMS = 1
+EXIT_ERROR = 2
+
+
+def _global_options(in_subcommand: bool) -> argparse.ArgumentParser:
+    """Options every command takes, before or after the command name.
+
+    The copy on each subcommand defaults to SUPPRESS so that it only sets a value the user
+    actually typed there, and never hides one typed before the command.
+    """
+    options = argparse.ArgumentParser(add_help=False)
+    unset = argparse.SUPPRESS if in_subcommand else None
+    options.add_argument(
+        "--data-dir", type=Path, default=unset, help="data directory (default ./data)"
+    )
+    options.add_argument(
+        "--config", type=Path, default=unset, help="config file (default <data-dir>/config.yaml)"
+    )
+    options.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS if in_subcommand else False,
+        help="debug logging",
+    )
+    return options
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lithos", description=__doc__)
-    parser.add_argument("--data-dir", type=Path, help="data directory (default ./data)")
-    parser.add_argument("--config", type=Path, help="config file (default <data-dir>/config.yaml)")
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser = argparse.ArgumentParser(
+        prog="lithos", description=__doc__, parents=[_global_options(in_subcommand=False)]
+    )
+    parser.add_argument("--version", action="version", version=f"lithos {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
+    shared = [_global_options(in_subcommand=True)]
 
-    serve = commands.add_parser("serve", help="run the MCP server")
+    serve = commands.add_parser("serve", help="run the MCP server", parents=shared)
     serve.add_argument("--transport", choices=["stdio", "http", "sse"])
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
     serve.add_argument("--no-watch", action="store_true", help="do not watch knowledge/ for edits")
 
-    commands.add_parser("stats", help="print knowledge-base statistics as JSON")
+    commands.add_parser("stats", help="print knowledge-base statistics as JSON", parents=shared)
 
-    search = commands.add_parser("search", help="search the knowledge base")
+    search = commands.add_parser("search", help="search the knowledge base", parents=shared)
     search.add_argument("query")
     search.add_argument("--semantic", action="store_true", help="semantic search")
     search.add_argument("--mode", choices=["fulltext", "semantic", "hybrid"])
     search.add_argument("--limit", type=int, default=10)
 
-    reindex = commands.add_parser("reindex", help="verify and repair every index from the files")
+    reindex = commands.add_parser(
+        "reindex", help="verify and repair every index from the files", parents=shared
+    )
     reindex.add_argument("--clear", action="store_true", help="rebuild every index from scratch")
     reindex.add_argument("--no-embed", action="store_true", help="leave embedding to the server")
 
-    commands.add_parser("validate", help="report broken links and bad frontmatter")
+    commands.add_parser("validate", help="report broken links and bad frontmatter", parents=shared)
     return parser
 
 
@@ -58,6 +95,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         config = load_config(args.data_dir, args.config, _overrides(args))
+        if args.command in NEEDS_EXISTING_DATA and not config.data_dir.is_dir():
+            raise DataDirNotFound(
+                f"no knowledge base at {config.data_dir}: check --data-dir (or LITHOS_DATA_DIR); "
+                "`lithos serve` creates a new one"
+            )
         handler = {
             "serve": _serve,
             "stats": _stats,
@@ -68,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(config, args)
     except LithosError as exc:
         print(f"lithos: {exc.code}: {exc.message}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
 
@@ -92,6 +134,8 @@ def _serve(config: LithosConfig, args: argparse.Namespace) -> int:
     from lithos.mcp.server import serve
 
     limit_malloc_arenas()
+    if not config.data_dir.exists():
+        log.warning("no knowledge base at %s: creating a new, empty one", config.data_dir)
     app = LithosApp(config).open()
     try:
         app.start()
@@ -130,13 +174,22 @@ def _search(config: LithosConfig, args: argparse.Namespace) -> int:
 def _reindex(config: LithosConfig, args: argparse.Namespace) -> int:
     app = LithosApp(config).open()
     try:
-        report = app.reconcile(clear=args.clear, progress=_progress("files"))
+        files = ProgressBar("files")
+        report = app.reconcile(clear=args.clear, progress=files)
+        files.finish()
         if not args.no_embed:
             app.embedding.start()
             _wait_for_embeddings(app)
         _print(report.as_dict())
     finally:
         app.close()
+    if report.problems:
+        print(
+            f"lithos: {len(report.problems)} file(s) not indexed (see `problems`, "
+            "or run `lithos validate`)",
+            file=sys.stderr,
+        )
+        return EXIT_PROBLEMS
     return 0
 
 
@@ -149,28 +202,19 @@ def _validate(config: LithosConfig, args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"{problem.path}: {problem.kind}: {problem.message}")
     print(f"{len(problems)} problem(s)", file=sys.stderr)
-    return 1 if problems else 0
+    return EXIT_PROBLEMS if problems else 0
 
 
 def _wait_for_embeddings(app: LithosApp) -> None:
-    report = _progress("chunks embedded")
     total = app.vectors.pending_count()
-    while not app.embedding.wait_idle(timeout=1.0):
-        pending = app.vectors.pending_count()
-        report(max(0, total - pending), total)
-    report(total, total)
-
-
-def _progress(unit: str) -> Progress:
-    """A progress line on a terminal; silent when stderr is a file or a pipe."""
-    interactive = sys.stderr.isatty()
-
-    def show(done: int, total: int) -> None:
-        if interactive and (done == total or done % 50 == 0):
-            end = "\n" if done >= total else ""
-            print(f"\r{unit}: {done}/{total}", end=end, file=sys.stderr, flush=True)
-
-    return show
+    if not total:
+        return
+    chunks = ProgressBar("embedding")
+    chunks(0, total)
+    while not app.embedding.wait_idle(timeout=0.5):
+        chunks(max(0, total - app.vectors.pending_count()), total)
+    chunks(total, total)
+    chunks.finish()
 
 
 def _print(payload: dict[str, Any]) -> None:

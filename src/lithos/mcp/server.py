@@ -133,13 +133,18 @@ async def serve(app: LithosApp, transport: str, host: str, port: int) -> None:
     )
     server = create_server(app)
     if transport == "stdio":
+        log.info("Lithos %s serving MCP over stdio", __version__)
         await server.run_stdio_async(show_banner=False)
         return
     import uvicorn
 
-    asgi = (
-        http_app(server) if transport == "http" else server.http_app(path="/sse", transport="sse")
-    )
+    base = f"http://{host}:{port}"
+    if transport == "http":
+        asgi = http_app(server)
+        endpoints = f"streamable HTTP at {base}/mcp, legacy SSE at {base}/sse"
+    else:
+        asgi = server.http_app(path="/sse", transport="sse")
+        endpoints = f"SSE at {base}/sse"
     config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on")
-    log.info("Lithos %s serving MCP on http://%s:%d/mcp and /sse", __version__, host, port)
+    log.info("Lithos %s serving MCP: %s, health at %s/health", __version__, endpoints, base)
     await uvicorn.Server(config).serve()
