@@ -42,6 +42,13 @@ class DocNotFound(LithosError):
     code = "doc_not_found"
 
 
+class NoteUnreadable(LithosError):
+    """The file exists but is not a note Lithos can read (broken or over-limit frontmatter,
+    too large, not UTF-8); it is listed among the problems of ``lithos validate``."""
+
+    code = "note_unreadable"
+
+
 class VersionConflict(LithosError):
     code = "version_conflict"
 

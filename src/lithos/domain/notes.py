@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from lithos.domain.frontmatter import FrontmatterError, load_frontmatter
 from lithos.domain.timestamps import format_timestamp, now_iso
 from lithos.errors import InvalidInput
 
@@ -35,10 +36,6 @@ KNOWN_KEYS = (
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-
-
-class FrontmatterError(ValueError):
-    """A file's YAML frontmatter cannot be parsed."""
 
 
 @dataclass(frozen=True)
@@ -100,15 +97,13 @@ def slugify(title: str, max_length: int = 80) -> str:
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     """Split a file into (frontmatter mapping, body). No frontmatter gives ({}, text).
 
-    Raises FrontmatterError when a frontmatter block exists but is not a YAML mapping.
+    Raises FrontmatterError when a frontmatter block exists but is not a YAML mapping or is
+    beyond the parsing limits (size, nesting, aliases; see :mod:`lithos.domain.frontmatter`).
     """
     match = _FRONTMATTER.match(text)
     if not match:
         return {}, text
-    try:
-        data = yaml.safe_load(match.group(1)) or {}
-    except yaml.YAMLError as exc:
-        raise FrontmatterError(f"invalid YAML frontmatter: {exc}") from exc
+    data = load_frontmatter(match.group(1)) or {}
     if not isinstance(data, dict):
         raise FrontmatterError("frontmatter must be a YAML mapping")
     return data, text[match.end() :]

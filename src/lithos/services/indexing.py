@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from lithos.domain.chunks import chunk_text
+from lithos.domain.frontmatter import FrontmatterError
 from lithos.domain.links import parse_links
 from lithos.domain.notes import (
-    FrontmatterError,
     Note,
     content_hash,
     is_valid_id,
@@ -313,7 +313,9 @@ class Indexer:
         try:
             return self.files.read_text(info.path)
         except (OSError, UnicodeDecodeError) as exc:
-            self.catalog.record_problem(info.path, "unreadable", str(exc), info.mtime_ns)
+            # strerror, not str(exc): an OSError's text names the absolute path.
+            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+            self.catalog.record_problem(info.path, "unreadable", str(reason), info.mtime_ns)
             return None
 
     def _load(

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from lithos.domain.frontmatter import FrontmatterError
 from lithos.domain.notes import (
-    FrontmatterError,
     Note,
     content_hash,
     new_id,
@@ -25,7 +25,13 @@ from lithos.domain.notes import (
     version_of,
 )
 from lithos.domain.timestamps import now_iso
-from lithos.errors import ContentTooLarge, DocNotFound, InvalidInput, VersionConflict
+from lithos.errors import (
+    ContentTooLarge,
+    DocNotFound,
+    InvalidInput,
+    NoteUnreadable,
+    VersionConflict,
+)
 from lithos.services.agents import AgentRegistry
 from lithos.services.graph import LinkGraph
 from lithos.services.indexing import IndexedFile, Indexer
@@ -209,7 +215,7 @@ class KnowledgeService:
         try:
             return parse_note(text, entry.path), text
         except FrontmatterError as exc:
-            raise InvalidInput(f"note {note_id} has broken frontmatter: {exc}") from exc
+            raise NoteUnreadable(f"note {note_id} has broken frontmatter: {exc}") from exc
 
     def _read(
         self, note_id: str | None, path: str | None, max_length: int | None
@@ -224,6 +230,10 @@ class KnowledgeService:
                 self.indexer.index_path(relative)
                 entry = self.catalog.by_path(relative)
             if entry is None:
+                problem = self.catalog.problem(relative)
+                if problem is not None:
+                    kind, message = problem
+                    raise NoteUnreadable(f"{relative} is not a readable note ({kind}): {message}")
                 raise DocNotFound(f"no note at {relative}")
             note, text = self._load(entry.id)
         else:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lithos.domain.frontmatter import FrontmatterError
 from lithos.domain.links import LinkResolver, normalise_target, parse_links
 from lithos.domain.notes import (
-    FrontmatterError,
     Note,
     is_valid_id,
     parse_note,

@@ -220,6 +220,15 @@ class Catalog:
     def clear_problem(self, path: str) -> None:
         self.db.call(lambda c: c.execute("DELETE FROM problems WHERE path = ?", (path,)))
 
+    def problem(self, path: str) -> tuple[str, str] | None:
+        """The (kind, message) recorded for the file at ``path``, if any."""
+        row = self.db.call(
+            lambda c: c.execute(
+                "SELECT kind, message FROM problems WHERE path = ?", (path,)
+            ).fetchone()
+        )
+        return None if row is None else (row[0], row[1])
+
     def problems(self) -> list[dict[str, str]]:
         rows = self.db.call(
             lambda c: c.execute("SELECT path, kind, message FROM problems ORDER BY path").fetchall()
