@@ -91,3 +91,9 @@ class DataDirNotFound(LithosError):
     """A command that reads a knowledge base was pointed at a directory that does not exist."""
 
     code = "data_dir_not_found"
+
+
+class UnknownTool(LithosError):
+    """A client called a tool name the server does not have."""
+
+    code = "unknown_tool"

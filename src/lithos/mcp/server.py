@@ -18,7 +18,7 @@ os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
 
 import mcp.types as mt
 from fastmcp import FastMCP
-from fastmcp.exceptions import ToolError, ValidationError
+from fastmcp.exceptions import NotFoundError, ToolError, ValidationError
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import ToolResult
 from pydantic import ValidationError as PydanticValidationError
@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from lithos import __version__
-from lithos.errors import InvalidInput, LithosError
+from lithos.errors import InvalidInput, LithosError, UnknownTool
 from lithos.mcp.tools import agents, coordination, knowledge, search, system
 
 if TYPE_CHECKING:
@@ -44,7 +44,8 @@ Every failure is {"status": "error", "code": ..., "message": ...}."""
 
 
 class ErrorEnvelope(Middleware):
-    """Turns LithosError and argument-validation failures into the wire envelope."""
+    """Turns LithosError, argument-validation failures and unknown tool names into the wire
+    envelope."""
 
     async def on_call_tool(
         self,
@@ -66,6 +67,8 @@ class ErrorEnvelope(Middleware):
             return _envelope(InvalidInput(f"invalid arguments: {detail}"))
         except PydanticValidationError as exc:
             return _envelope(InvalidInput(f"invalid arguments: {_describe(exc)}"))
+        except NotFoundError:
+            return _envelope(UnknownTool(f"no tool named {context.message.name!r}"))
 
 
 class _ExpectedErrorFilter(logging.Filter):

@@ -2,34 +2,72 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, cast
 
 from fastmcp import FastMCP
 from pydantic import Field
 
-from lithos.mcp.tools.types import AgentId, IsoTime, NoteId, TagList
+from lithos.mcp.tools.results import DeleteResult, ListResult, ReadResult, WriteResult
+from lithos.mcp.tools.types import (
+    READ_ONLY,
+    AgentId,
+    IsoTime,
+    NoteId,
+    PathPrefix,
+    TagFilter,
+    TagList,
+    tool_hints,
+)
 from lithos.services.knowledge import WriteRequest
 from lithos.store.catalog import ListQuery
 
 if TYPE_CHECKING:
     from lithos.app import LithosApp
 
+NotePath = Annotated[
+    str | None,
+    Field(
+        max_length=500, description="path relative to the knowledge base, e.g. 'python/asyncio.md'"
+    ),
+]
+
 
 def register(server: FastMCP, app: LithosApp) -> None:
-    @server.tool
+    @server.tool(annotations=tool_hints(destructive=True))
     async def lithos_write(
         agent: AgentId,
-        title: Annotated[str | None, Field(max_length=300)] = None,
-        content: str | None = None,
-        id: NoteId | None = None,
-        tags: TagList | None = None,
-        confidence: Annotated[float | None, Field(ge=0.0, le=1.0)] = None,
-        path: Annotated[str | None, Field(max_length=500)] = None,
-        source_task: Annotated[str | None, Field(max_length=500)] = None,
-        aliases: TagList | None = None,
-        supersedes: NoteId | None = None,
-        expected_version: Annotated[str | None, Field(max_length=64)] = None,
-    ) -> dict[str, Any]:
+        title: Annotated[
+            str | None, Field(max_length=300, description="the note's title (required to create)")
+        ] = None,
+        content: Annotated[
+            str | None,
+            Field(description="Markdown body (required to create); replaces the old one"),
+        ] = None,
+        id: Annotated[
+            NoteId | None, Field(description="id of the note to update; omit to create a note")
+        ] = None,
+        tags: Annotated[TagList | None, Field(description="tags; replace the old ones")] = None,
+        confidence: Annotated[
+            float | None, Field(ge=0.0, le=1.0, description="how sure you are, 0 to 1")
+        ] = None,
+        path: Annotated[
+            str | None,
+            Field(max_length=500, description="folder of the knowledge base to put the note in"),
+        ] = None,
+        source_task: Annotated[
+            str | None, Field(max_length=500, description="id of the task this note came from")
+        ] = None,
+        aliases: Annotated[
+            TagList | None, Field(description="other names [[wiki-links]] may use for the note")
+        ] = None,
+        supersedes: Annotated[
+            NoteId | None, Field(description="id of a note this one replaces")
+        ] = None,
+        expected_version: Annotated[
+            str | None,
+            Field(max_length=64, description="the `version` you read; a newer note fails"),
+        ] = None,
+    ) -> WriteResult:
         """Create a note (omit `id`; `title` and `content` required) or update one (give `id`;
         only the fields you pass change). `path` is a subdirectory of the knowledge base.
         A title whose file name is taken gets a unique file name (see `warnings`); nothing is
@@ -49,33 +87,42 @@ def register(server: FastMCP, app: LithosApp) -> None:
             supersedes=supersedes,
             expected_version=expected_version,
         )
-        return await app.knowledge.write(request)
+        return cast(WriteResult, await app.knowledge.write(request))
 
-    @server.tool
+    @server.tool(annotations=READ_ONLY)
     async def lithos_read(
-        id: NoteId | None = None,
-        path: Annotated[str | None, Field(max_length=500)] = None,
-        max_length: Annotated[int | None, Field(ge=1)] = None,
-    ) -> dict[str, Any]:
+        id: Annotated[NoteId | None, Field(description="the note's id; or give `path`")] = None,
+        path: NotePath = None,
+        max_length: Annotated[
+            int | None, Field(ge=1, description="cut the content to about this many characters")
+        ] = None,
+    ) -> ReadResult:
         """Read a note by `id` or by `path` (relative to the knowledge base). `max_length`
         cuts the content at a paragraph or sentence boundary and sets `truncated`.
         Returns {id, title, path, content, truncated, version, metadata, links}."""
-        return await app.knowledge.read(note_id=id, path=path, max_length=max_length)
+        return cast(
+            ReadResult, await app.knowledge.read(note_id=id, path=path, max_length=max_length)
+        )
 
-    @server.tool
-    async def lithos_delete(id: NoteId, agent: AgentId | None = None) -> dict[str, Any]:
+    @server.tool(annotations=tool_hints(destructive=True, idempotent=True))
+    async def lithos_delete(
+        id: Annotated[NoteId, Field(description="id of the note to delete")],
+        agent: Annotated[AgentId | None, Field(description="your agent id")] = None,
+    ) -> DeleteResult:
         """Delete a note: its file and every index entry. Returns {success: true}."""
-        return await app.knowledge.delete(id, agent)
+        return cast(DeleteResult, await app.knowledge.delete(id, agent))
 
-    @server.tool
+    @server.tool(annotations=READ_ONLY)
     async def lithos_list(
-        path_prefix: Annotated[str | None, Field(max_length=500)] = None,
-        tags: TagList | None = None,
-        author: AgentId | None = None,
-        since: IsoTime | None = None,
-        limit: Annotated[int, Field(ge=1, le=1000)] = 50,
-        offset: Annotated[int, Field(ge=0)] = 0,
-    ) -> dict[str, Any]:
+        path_prefix: PathPrefix = None,
+        tags: TagFilter = None,
+        author: Annotated[AgentId | None, Field(description="only notes by this agent")] = None,
+        since: Annotated[
+            IsoTime | None, Field(description="ISO 8601: only notes updated at or after it")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="at most this many notes")] = 50,
+        offset: Annotated[int, Field(ge=0, description="skip this many notes (paging)")] = 0,
+    ) -> ListResult:
         """List notes, newest update first. `tags` must all match; `since` is an ISO 8601
         time (notes updated at or after it). Returns {items: [{id, title, path, updated,
         tags, author}], total}."""
@@ -87,4 +134,4 @@ def register(server: FastMCP, app: LithosApp) -> None:
             limit=limit,
             offset=offset,
         )
-        return await app.knowledge.list(query)
+        return cast(ListResult, await app.knowledge.list(query))

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from fastmcp import FastMCP
+
+from lithos.mcp.tools.results import StatsResult
+from lithos.mcp.tools.types import READ_ONLY
 
 if TYPE_CHECKING:
     from lithos.app import LithosApp
 
 
 def register(server: FastMCP, app: LithosApp) -> None:
-    @server.tool
-    async def lithos_stats() -> dict[str, Any]:
+    @server.tool(annotations=READ_ONLY)
+    async def lithos_stats() -> StatsResult:
         """Knowledge-base counts: documents, chunks, agents, active_tasks, open_claims, tags,
         plus per-index counts (`indexes`: documents in each index, embedded and pending
         chunks) so you can tell whether search is fully caught up."""
-        return await app.stats()
+        return cast(StatsResult, await app.stats())

@@ -1,0 +1,65 @@
+"""Every registered tool, including ones added later, is held to the same published contract:
+described arguments, behaviour hints and a typed (non-open) output schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastmcp import Client
+
+from tests.support import call
+
+
+def _open_object(schema: dict[str, Any]) -> bool:
+    return schema.get("type") == "object" and not schema.get("properties")
+
+
+async def test_every_tool_argument_has_a_description(client: Client):
+    missing = [
+        f"{tool.name}.{name}"
+        for tool in await client.list_tools()
+        for name, prop in tool.input_schema.get("properties", {}).items()
+        if not str(prop.get("description", "")).strip()
+    ]
+    assert missing == []
+
+
+async def test_every_tool_declares_its_behaviour_hints_and_a_closed_world(client: Client):
+    for tool in await client.list_tools():
+        hints = tool.annotations
+        assert hints is not None, tool.name
+        assert hints.read_only_hint is not None, tool.name
+        assert hints.destructive_hint is not None, tool.name
+        assert hints.idempotent_hint is not None, tool.name
+        assert hints.open_world_hint is False, tool.name
+        if hints.read_only_hint:
+            assert not hints.destructive_hint, tool.name
+
+
+async def test_every_tool_publishes_a_typed_output_schema(client: Client):
+    for tool in await client.list_tools():
+        schema = tool.output_schema
+        assert schema is not None, tool.name
+        assert not _open_object(schema), tool.name
+        assert schema.get("required"), tool.name
+
+
+async def test_read_tools_are_marked_read_only_and_delete_destructive(client: Client):
+    tools = {tool.name: tool.annotations for tool in await client.list_tools()}
+    assert tools["lithos_search"].read_only_hint is True  # type: ignore[union-attr]
+    assert tools["lithos_stats"].read_only_hint is True  # type: ignore[union-attr]
+    assert tools["lithos_delete"].destructive_hint is True  # type: ignore[union-attr]
+    assert tools["lithos_write"].read_only_hint is False  # type: ignore[union-attr]
+
+
+async def test_an_error_envelope_passes_beside_an_output_schema(client: Client):
+    result = await client.call_tool("lithos_read", {"id": "not-a-uuid"}, raise_on_error=False)
+    assert result.is_error
+    assert result.structured_content is not None
+    assert result.structured_content["code"] == "invalid_input"
+
+
+async def test_an_unknown_tool_answers_with_the_error_envelope(client: Client):
+    reply = await call(client, "lithos_no_such_tool", x=1)
+    assert reply["status"] == "error" and reply["code"] == "unknown_tool"
+    assert "lithos_no_such_tool" in reply["message"]
