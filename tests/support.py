@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +27,20 @@ async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     return json.loads(text)
 
 
-def make_app(data_dir: Path, embedder: Embedder | None = None, **overrides: Any) -> LithosApp:
-    """An opened (not started) app on ``data_dir`` with the fast fake embedder by default."""
+def make_app(
+    data_dir: Path,
+    embedder: Embedder | None = None,
+    clock: Callable[[], datetime] | None = None,
+    **overrides: Any,
+) -> LithosApp:
+    """An opened (not started) app on ``data_dir`` with the fast fake embedder by default;
+    ``clock`` (the settable test clock) sets the time LCMA's learned state sees."""
     settings = {"server.watch_files": False, "index.watch_debounce_ms": 100, **overrides}
     config = load_config(data_dir=data_dir, overrides=settings)
-    return LithosApp(config, embedder=embedder or HashingEmbedder()).open()
+    embedder = embedder or HashingEmbedder()
+    if clock is None:
+        return LithosApp(config, embedder=embedder).open()
+    return LithosApp(config, embedder=embedder, clock=clock).open()
 
 
 def note_file(front: dict[str, Any] | None, body: str) -> str:

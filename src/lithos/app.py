@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 from lithos.config import LithosConfig
+from lithos.domain.edges import DecayCurve, DecayPolicy, EdgeRules
 from lithos.domain.embedding import Embedder
+from lithos.domain.timestamps import utc_now
 from lithos.runtime import release_free_memory
 from lithos.services.agents import AgentRegistry
 from lithos.services.coordination import CoordinationService
+from lithos.services.edges import EdgeService
 from lithos.services.embedding import EmbeddingWorker
 from lithos.services.graph import LinkGraph
 from lithos.services.indexing import Indexer, Progress, ReconcileReport
@@ -24,6 +29,7 @@ from lithos.services.search import SearchService
 from lithos.services.watcher import KnowledgeWatcher
 from lithos.store.catalog import Catalog
 from lithos.store.coordination import COORDINATION_MIGRATIONS
+from lithos.store.edges import SqliteEdgeStore
 from lithos.store.embedder import create_embedder
 from lithos.store.fulltext import FullTextIndex
 from lithos.store.markdown import KnowledgeFiles
@@ -35,9 +41,16 @@ FRONTMATTER_ALLOWANCE = 64_000
 
 
 class LithosApp:
-    def __init__(self, config: LithosConfig, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        config: LithosConfig,
+        embedder: Embedder | None = None,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        """``clock`` is the time LCMA's learned state sees (edge decay); tests set it."""
         self.config = config
         self._embedder = embedder
+        self.clock = clock
         self._opened = False
         self.watcher: KnowledgeWatcher | None = None
         self.last_reconcile: ReconcileReport | None = None
@@ -72,6 +85,7 @@ class LithosApp:
             self.vectors, self.embedder, batch_size=cfg.search.embedding_batch_size
         )
         self.graph = LinkGraph(self.catalog)
+        self.edge_store = SqliteEdgeStore.open(data / ".lithos" / "edges.db", _edge_rules(cfg))
         self.indexer = Indexer(
             self.files,
             self.catalog,
@@ -81,7 +95,7 @@ class LithosApp:
             chunk_size=cfg.search.chunk_size,
             chunk_max=cfg.search.chunk_max,
             max_file_bytes=self.max_file_bytes,
-            listener=self.graph,
+            listeners=[self.graph],
         )
         self.agents = AgentRegistry(self.coordination_db)
         self.coordination = CoordinationService(
@@ -92,6 +106,13 @@ class LithosApp:
         )
         self.knowledge = KnowledgeService(
             self.files, self.indexer, self.graph, self.agents, cfg.storage.max_content_bytes
+        )
+        self.edges = EdgeService(
+            self.edge_store,
+            self.catalog,
+            self.graph,
+            clock=self.clock,
+            link_strength=cfg.lcma.edges.link_strength,
         )
         self.search = SearchService(
             self.catalog,
@@ -117,6 +138,7 @@ class LithosApp:
             clear=self.config.index.rebuild_on_start, progress=progress
         )
         release_free_memory()  # verifying every file leaves freed buffers behind
+        self.edges.purge_removed(timedelta(days=self.config.lcma.edges.removed_grace_days))
         if embed:
             self.embedding.start()
         if watch if watch is not None else self.config.server.watch_files:
@@ -139,6 +161,7 @@ class LithosApp:
         self.vectors.close()
         self.catalog.close()
         self.coordination_db.close()
+        self.edge_store.close()
         self._opened = False
 
     # -- system -------------------------------------------------------------------------
@@ -182,3 +205,16 @@ class LithosApp:
                 else "off",
             },
         }
+
+
+def _edge_rules(config: LithosConfig) -> EdgeRules:
+    edges = config.lcma.edges
+    curves: dict[str, DecayCurve] = {
+        edge_type: DecayCurve(half_life, edges.floor[edge_type])
+        for edge_type, half_life in edges.half_life_days.items()
+    }
+    return EdgeRules(
+        initial_weight=edges.initial_weight,
+        reinforce_step=edges.reinforce_step,
+        decay=DecayPolicy(curves),
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError, model_validator
@@ -21,6 +21,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from lithos.domain.edges import EdgeType
 from lithos.errors import ConfigError
 
 FLAT_ENV = {
@@ -79,6 +80,49 @@ class IndexConfig(_Section):
     watch_debounce_ms: int = Field(default=500, ge=0, le=60_000)
 
 
+DEFAULT_HALF_LIFE_DAYS: dict[str, float] = {
+    "related_to": 30,
+    "analogy_to": 60,
+    "supports": 180,
+    "is_example_of": 180,
+    "depends_on": 180,
+    "refines": 180,
+    "contradicts": 365,
+}
+DEFAULT_FLOOR: dict[str, float] = {
+    "related_to": 0.05,
+    "analogy_to": 0.05,
+    "supports": 0.2,
+    "is_example_of": 0.2,
+    "depends_on": 0.2,
+    "refines": 0.2,
+    "contradicts": 0.3,
+}
+
+
+class EdgesConfig(_Section):
+    """Typed edges (``.lithos/edges.db``): how weights start, grow and decay."""
+
+    initial_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    reinforce_step: float = Field(default=0.1, ge=0.0, le=1.0)
+    human_weight: float = Field(default=0.9, ge=0.0, le=1.0)
+    link_strength: float = Field(default=0.5, ge=0.0, le=1.0)
+    half_life_days: dict[EdgeType, Annotated[float, Field(gt=0)]] = {}
+    floor: dict[EdgeType, Annotated[float, Field(ge=0.0, le=1.0)]] = {}
+    removed_grace_days: int = Field(default=30, ge=0)
+
+    @model_validator(mode="after")
+    def _fill_defaults(self) -> EdgesConfig:
+        # A config file naming one type keeps the defaults of the others.
+        self.half_life_days = {**DEFAULT_HALF_LIFE_DAYS, **self.half_life_days}  # type: ignore[dict-item]
+        self.floor = {**DEFAULT_FLOOR, **self.floor}  # type: ignore[dict-item]
+        return self
+
+
+class LcmaConfig(_Section):
+    edges: EdgesConfig = EdgesConfig()
+
+
 class LithosConfig(BaseSettings):
     """Every setting of Lithos. Build it with :func:`load_config`."""
 
@@ -91,6 +135,7 @@ class LithosConfig(BaseSettings):
     search: SearchConfig = SearchConfig()
     coordination: CoordinationConfig = CoordinationConfig()
     index: IndexConfig = IndexConfig()
+    lcma: LcmaConfig = LcmaConfig()
 
     @classmethod
     def settings_customise_sources(

@@ -49,6 +49,10 @@ class NoteUnreadable(LithosError):
     code = "note_unreadable"
 
 
+class EdgeNotFound(LithosError):
+    code = "edge_not_found"
+
+
 class VersionConflict(LithosError):
     code = "version_conflict"
 

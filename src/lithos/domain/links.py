@@ -35,6 +35,12 @@ def normalise_target(target: str) -> str:
     return value[:-3] if value.endswith(".md") else value
 
 
+def target_keys(note_id: str, path: str, aliases: Iterable[str]) -> set[str]:
+    """Every normalised target that could resolve to a note: path, file name, id, aliases."""
+    key = normalise_target(path)
+    return {key, _name(key), note_id, *(normalise_target(alias) for alias in aliases)}
+
+
 @dataclass(frozen=True)
 class Resolution:
     """The outcome of resolving one target: ``note_id`` when resolved, else why not."""

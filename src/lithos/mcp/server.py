@@ -27,7 +27,7 @@ from starlette.responses import JSONResponse
 
 from lithos import __version__
 from lithos.errors import InvalidInput, LithosError, UnknownTool
-from lithos.mcp.tools import agents, coordination, knowledge, search, system
+from lithos.mcp.tools import agents, coordination, edges, knowledge, search, system
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -107,7 +107,7 @@ def create_server(app: LithosApp) -> FastMCP:
     """A FastMCP server exposing every Lithos tool over ``app`` (which must be open)."""
     server: FastMCP = FastMCP("lithos", instructions=INSTRUCTIONS, version=__version__)
     server.add_middleware(ErrorEnvelope())
-    for group in (knowledge, search, agents, coordination, system):
+    for group in (knowledge, search, edges, agents, coordination, system):
         group.register(server, app)
 
     @server.custom_route("/health", methods=["GET"])

@@ -110,6 +110,37 @@ class LinkGraph:
             ]
         )
 
+    def resolve(self, targets: Sequence[str]) -> list[str | None]:
+        """The note each target resolves to now (None when broken or ambiguous)."""
+        return self._read(lambda links: [links.resolver.resolve(t).note_id for t in targets])
+
+    def note_ids(self) -> set[str]:
+        """The id of every note the graph knows."""
+        return self._read(lambda links: set(links.titles))
+
+    def linked(self, note_ids: Sequence[str]) -> dict[str, set[str]]:
+        """For each note, the notes among ``note_ids`` it links to or is linked from."""
+        wanted = set(note_ids)
+
+        def collect(links: _Links) -> dict[str, set[str]]:
+            found: dict[str, set[str]] = {n: set() for n in wanted}
+            for note_id in wanted:
+                for target in links.outgoing(note_id) if note_id in links.titles else ():
+                    if target in wanted:
+                        found[note_id].add(target)
+                        found[target].add(note_id)
+            return found
+
+        return self._read(collect)
+
+    def describe(self, note_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """(title, path) of each known note among ``note_ids``."""
+        return self._read(
+            lambda links: {
+                n: (links.titles[n], links.paths[n]) for n in note_ids if n in links.titles
+            }
+        )
+
     def links(self, note_id: str, direction: Direction = "both", depth: int = 1) -> dict[str, Any]:
         """Notes reachable within ``depth`` hops (1-3), as flat de-duplicated lists."""
 

@@ -40,7 +40,8 @@ BATCH = 256
 
 
 class IndexListener(Protocol):
-    """Told of every catalog change, to keep an in-memory view (the link graph) in step."""
+    """Told of every catalog change, to keep a view of the notes (the link graph, the typed
+    edges declared in frontmatter) in step. Listeners are told in the order given."""
 
     def noted(self, records: Sequence[CatalogRecord]) -> None: ...
 
@@ -101,7 +102,7 @@ class Indexer:
         chunk_size: int = 500,
         chunk_max: int = 1000,
         max_file_bytes: int = 2_000_000,
-        listener: IndexListener | None = None,
+        listeners: Sequence[IndexListener] = (),
     ) -> None:
         self.files = files
         self.catalog = catalog
@@ -112,7 +113,7 @@ class Indexer:
         self._chunk_max = chunk_max
         self._max_file_bytes = max_file_bytes
         self.lock = threading.RLock()
-        self._listener = listener
+        self._listeners = tuple(listeners)
         self.applied = 0  # notes (re)indexed: lets tests see that nothing was re-done
 
     # -- single notes -------------------------------------------------------------------
@@ -128,8 +129,8 @@ class Indexer:
         with self.lock:
             records = [self._record(item) for item in indexed]
             self.catalog.upsert(records)
-            if self._listener is not None:
-                self._listener.noted(records)
+            for listener in self._listeners:
+                listener.noted(records)
             ticket = self.fulltext.stage_upsert([_fulltext_doc(item) for item in indexed])
             for item in indexed:
                 self.vectors.set_note(item.note.id, item.file_hash, self._chunks(item.note))
@@ -148,8 +149,8 @@ class Indexer:
     def stage_forget(self, note_id: str) -> int:
         with self.lock:
             self.catalog.remove(note_id)
-            if self._listener is not None:
-                self._listener.forgotten(note_id)
+            for listener in self._listeners:
+                listener.forgotten(note_id)
             ticket = self.fulltext.stage_delete([note_id])
             self.vectors.remove_note(note_id)
         return ticket
@@ -233,8 +234,8 @@ class Indexer:
             self._repair(pending, report)
             self._remove_stale(seen_ids, fulltext, vectors, report)
             report.problems = self.catalog.problems()
-            if self._listener is not None:
-                self._listener.reset()
+            for listener in self._listeners:
+                listener.reset()
         self._notify()
         return report
 

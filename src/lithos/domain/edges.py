@@ -1,0 +1,193 @@
+"""Typed, weighted edges between notes: the values and rules of LCMA's learned graph.
+
+Pure: no I/O. An edge joins two notes with one of a fixed set of types, a weight in [0, 1], a
+namespace, who made it (provenance) and the evidence for it. At most one edge exists per
+``(from_id, to_id, type, namespace)``. Weights decay while an edge goes unused
+(:class:`DecayPolicy`); the stored weight is the weight as of ``last_used_at``, and every read
+reports the weight as of now.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, get_args
+
+EdgeType = Literal[
+    "related_to", "supports", "contradicts", "is_example_of", "depends_on", "analogy_to", "refines"
+]
+EDGE_TYPES: tuple[str, ...] = get_args(EdgeType)
+
+Provenance = Literal["human", "agent", "rule", "inferred"]
+PROVENANCES: tuple[str, ...] = get_args(Provenance)
+
+Resolution = Literal["accepted_dual", "superseded", "refuted", "merged"]
+RESOLUTIONS: tuple[str, ...] = get_args(Resolution)
+
+ConflictState = Literal["unreviewed", "accepted_dual", "superseded", "refuted", "merged"]
+CONFLICT_STATES: tuple[str, ...] = get_args(ConflictState)
+
+DEFAULT_NAMESPACE = "default"
+MAX_EVIDENCE = 20  # snippets kept per edge; older ones give way to newer
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One typed edge. ``weight`` is as of the time it was read (decay applied);
+    ``stored_weight`` is the weight as of ``last_used_at``."""
+
+    edge_id: str
+    from_id: str
+    to_id: str
+    type: EdgeType
+    weight: float
+    stored_weight: float
+    namespace: str
+    provenance: Provenance
+    actor: str | None
+    evidence: tuple[str, ...]
+    conflict_state: ConflictState | None
+    created_at: datetime
+    updated_at: datetime
+    last_used_at: datetime
+
+    def other(self, note_id: str) -> str:
+        """The endpoint that is not ``note_id``."""
+        return self.to_id if self.from_id == note_id else self.from_id
+
+
+@dataclass(frozen=True)
+class EdgeUpsert:
+    """Create the edge ``(from_id, to_id, type, namespace)`` or use it again.
+
+    With ``weight`` the edge is set to that weight; without it a new edge starts at the
+    default weight and an existing one is reinforced from its current (decayed) weight.
+    ``evidence`` is added to what the edge already holds.
+    """
+
+    from_id: str
+    to_id: str
+    type: EdgeType
+    namespace: str = DEFAULT_NAMESPACE
+    provenance: Provenance = "agent"
+    actor: str | None = None
+    weight: float | None = None
+    evidence: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.from_id, self.to_id, self.type, self.namespace)
+
+
+@dataclass(frozen=True)
+class EdgeFilter:
+    """Which edges to list; ``None`` matches anything."""
+
+    from_id: str | None = None
+    to_id: str | None = None
+    type: EdgeType | None = None
+    namespace: str | None = None
+    limit: int = 100
+
+
+@dataclass(frozen=True)
+class ConflictEvent:
+    """One step in a conflict's history: opened (``unreviewed``) or resolved."""
+
+    state: ConflictState
+    actor: str | None
+    at: datetime
+    winner_id: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A ``contradicts`` edge seen as a conflict to review, with its whole history."""
+
+    edge: Edge
+    history: tuple[ConflictEvent, ...] = ()
+
+    @property
+    def state(self) -> ConflictState:
+        return self.edge.conflict_state or "unreviewed"
+
+
+@dataclass(frozen=True)
+class ConflictResolution:
+    """An explicit decision on a conflict: ``superseded`` needs the ``winner_id`` whose note
+    supersedes the other."""
+
+    edge_id: str
+    resolution: Resolution
+    resolver: str
+    winner_id: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class ConflictFilter:
+    state: ConflictState | None = None
+    namespace: str | None = None
+    note_id: str | None = None
+    limit: int = 100
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A typed edge a person wrote in a note's frontmatter: ``supports: ["[[Other]]"]``."""
+
+    type: EdgeType
+    target: str
+
+
+@dataclass(frozen=True)
+class DecayCurve:
+    """Exponential decay toward ``floor`` with the given half-life in days.
+
+    An edge at or below the floor does not decay; decay never lifts a weight."""
+
+    half_life_days: float
+    floor: float
+
+    def weight(self, stored: float, idle_days: float) -> float:
+        if stored <= self.floor or idle_days <= 0 or self.half_life_days <= 0:
+            return stored
+        remaining = math.pow(0.5, idle_days / self.half_life_days)
+        return self.floor + (stored - self.floor) * remaining
+
+
+@dataclass(frozen=True)
+class DecayPolicy:
+    """A decay curve per edge type. Edges whose provenance is in ``exempt`` never decay: a
+    relation a person wrote down holds until the person removes it."""
+
+    curves: Mapping[str, DecayCurve] = field(default_factory=dict)
+    exempt: frozenset[str] = frozenset({"human"})
+
+    def weight(self, type: str, provenance: str, stored: float, idle_days: float) -> float:
+        curve = self.curves.get(type)
+        if curve is None or provenance in self.exempt:
+            return stored
+        return curve.weight(stored, idle_days)
+
+
+@dataclass(frozen=True)
+class EdgeRules:
+    """How weights move: where a new edge starts, how much one use adds, how unused edges
+    decay."""
+
+    initial_weight: float = 0.5
+    reinforce_step: float = 0.1
+    decay: DecayPolicy = field(default_factory=DecayPolicy)
+
+
+def idle_days(since: datetime, now: datetime) -> float:
+    return max(0.0, (now - since).total_seconds() / 86_400)
+
+
+def reinforced(current: float, step: float) -> float:
+    """The weight after one more use: ``step`` more, capped at 1."""
+    return min(1.0, current + step)

@@ -1,0 +1,136 @@
+"""Typed-edge tools: lithos_edge_upsert, lithos_edge_list."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from fastmcp import FastMCP
+from pydantic import BaseModel, Field
+
+from lithos.domain.edges import (
+    DEFAULT_NAMESPACE,
+    Edge,
+    EdgeFilter,
+    EdgeType,
+    EdgeUpsert,
+    Provenance,
+)
+from lithos.domain.timestamps import format_timestamp
+from lithos.mcp.tools.types import READ_ONLY, AgentId, NoteId, tool_hints
+
+if TYPE_CHECKING:
+    from lithos.app import LithosApp
+
+Namespace = Annotated[str, Field(min_length=1, max_length=200, pattern=r"\S")]
+Weight = Annotated[float, Field(ge=0.0, le=1.0)]
+Evidence = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=2_000)]], Field(max_length=20)
+]
+
+
+class EdgeOut(BaseModel):
+    """One typed edge on the wire; ``weight`` is as of now, decay applied."""
+
+    edge_id: str
+    from_id: str
+    to_id: str
+    type: EdgeType
+    weight: float
+    stored_weight: float = Field(description="weight as of last_used_at, before decay")
+    namespace: str
+    provenance: Provenance
+    actor: str | None
+    evidence: list[str]
+    conflict_state: str | None
+    created_at: str
+    updated_at: str
+    last_used_at: str
+
+    @classmethod
+    def of(cls, edge: Edge) -> EdgeOut:
+        return cls(
+            edge_id=edge.edge_id,
+            from_id=edge.from_id,
+            to_id=edge.to_id,
+            type=edge.type,
+            weight=edge.weight,
+            stored_weight=edge.stored_weight,
+            namespace=edge.namespace,
+            provenance=edge.provenance,
+            actor=edge.actor,
+            evidence=list(edge.evidence),
+            conflict_state=edge.conflict_state,
+            created_at=format_timestamp(edge.created_at),
+            updated_at=format_timestamp(edge.updated_at),
+            last_used_at=format_timestamp(edge.last_used_at),
+        )
+
+
+class EdgeUpsertResult(BaseModel):
+    status: str = "ok"
+    edge: EdgeOut
+
+
+class EdgeListResult(BaseModel):
+    edges: list[EdgeOut]
+    count: int
+
+
+def register(server: FastMCP, app: LithosApp) -> None:
+    @server.tool(annotations=tool_hints())
+    async def lithos_edge_upsert(
+        from_id: Annotated[NoteId, Field(description="id of the note the edge starts at")],
+        to_id: Annotated[NoteId, Field(description="id of the note the edge points to")],
+        type: Annotated[EdgeType, Field(description="the relation from from_id to to_id")],
+        agent: Annotated[AgentId, Field(description="who asserts the edge (recorded as actor)")],
+        namespace: Annotated[
+            Namespace, Field(description="namespace the edge belongs to")
+        ] = DEFAULT_NAMESPACE,
+        weight: Annotated[
+            Weight | None,
+            Field(
+                description="set exactly this weight; omit to create at the default or "
+                "reinforce an existing edge by one step"
+            ),
+        ] = None,
+        provenance: Annotated[
+            Provenance, Field(description="how the edge was made: agent, rule or inferred")
+        ] = "agent",
+        evidence: Annotated[
+            Evidence | None, Field(description="snippets or anchors supporting the edge")
+        ] = None,
+    ) -> EdgeUpsertResult:
+        """Create or strengthen a typed edge between two notes. One edge exists per (from_id,
+        to_id, type, namespace): calling again reuses it, adds `evidence`, and either sets
+        `weight` or (without `weight`) reinforces it from its current, decayed weight. A new
+        `contradicts` edge opens a conflict in state `unreviewed` (see lithos_conflicts).
+        Errors: doc_not_found (either note unknown), invalid_input."""
+        request = EdgeUpsert(
+            from_id=from_id,
+            to_id=to_id,
+            type=type,
+            namespace=namespace,
+            provenance=provenance,
+            actor=agent,
+            weight=weight,
+            evidence=tuple(evidence or ()),
+        )
+        return EdgeUpsertResult(edge=EdgeOut.of(await app.edges.upsert(request)))
+
+    @server.tool(annotations=READ_ONLY)
+    async def lithos_edge_list(
+        from_id: Annotated[NoteId | None, Field(description="only edges from this note")] = None,
+        to_id: Annotated[NoteId | None, Field(description="only edges to this note")] = None,
+        type: Annotated[EdgeType | None, Field(description="only edges of this type")] = None,
+        namespace: Annotated[
+            Namespace | None, Field(description="only edges in this namespace")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="most edges to return")] = 100,
+    ) -> EdgeListResult:
+        """List typed edges matching every given filter, strongest first; weights are as of
+        now (unused edges decay). Returns {edges: [...], count}."""
+        query = EdgeFilter(
+            from_id=from_id, to_id=to_id, type=type, namespace=namespace, limit=limit
+        )
+        edges = await app.edges.find(query)
+        return EdgeListResult(edges=[EdgeOut.of(e) for e in edges], count=len(edges))

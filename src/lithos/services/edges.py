@@ -1,0 +1,166 @@
+"""Typed edges as a use case: create and reinforce them, list them, and read the graph signals
+retrieval needs (neighbours by weight, coherence of a set of notes).
+
+Edges join notes that exist: an upsert naming an unknown note fails with ``doc_not_found``
+and writes nothing. Weights are reported as of now (decay applied on read). The methods
+without ``async`` block on SQLite; call them from worker threads (``asyncio.to_thread``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from lithos.domain.edges import EDGE_TYPES, Edge, EdgeFilter, EdgeUpsert
+from lithos.domain.notes import require_valid_id
+from lithos.domain.timestamps import utc_now
+from lithos.errors import DocNotFound, EdgeNotFound, InvalidInput
+from lithos.services.graph import LinkGraph
+from lithos.store.catalog import Catalog
+from lithos.store.edges import EdgeStore
+
+Clock = Callable[[], datetime]
+PURGE_BATCH = 10_000
+log = logging.getLogger("lithos.edges")
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A note one typed edge away from ``seed``; ``weight`` is the edge's weight now."""
+
+    note_id: str
+    seed: str
+    weight: float
+    edge: Edge
+
+
+class EdgeService:
+    def __init__(
+        self,
+        store: EdgeStore,
+        catalog: Catalog,
+        graph: LinkGraph,
+        clock: Clock = utc_now,
+        link_strength: float = 0.5,
+    ) -> None:
+        self.store = store
+        self.catalog = catalog
+        self.graph = graph
+        self.clock = clock
+        self.link_strength = link_strength
+
+    # -- tools ------------------------------------------------------------------------------
+
+    async def upsert(self, request: EdgeUpsert) -> Edge:
+        """Create the edge or reinforce it (see :class:`EdgeUpsert`).
+
+        Raises InvalidInput (malformed ids, a self-edge, blank namespace), DocNotFound (either
+        note unknown). Nothing is written when it raises.
+        """
+        return await asyncio.to_thread(self.upsert_now, request)
+
+    def upsert_now(self, request: EdgeUpsert) -> Edge:
+        request = self._checked(request)
+        for note_id in (request.from_id, request.to_id):
+            if self.catalog.get(note_id) is None:
+                raise DocNotFound(f"no note with id {note_id}")
+        return self.store.upsert([request], self.clock())[0]
+
+    async def find(self, query: EdgeFilter) -> list[Edge]:
+        """Edges matching every given filter, strongest (as of now) first."""
+        query = replace(
+            query,
+            from_id=None if query.from_id is None else require_valid_id(query.from_id),
+            to_id=None if query.to_id is None else require_valid_id(query.to_id),
+        )
+        return await asyncio.to_thread(self.store.find, query, self.clock())
+
+    async def get(self, edge_id: str) -> Edge:
+        edge = await asyncio.to_thread(self.store.get, edge_id, self.clock())
+        if edge is None:
+            raise EdgeNotFound(f"no edge with id {edge_id}")
+        return edge
+
+    # -- signals for retrieval ----------------------------------------------------------------
+
+    def neighbours(
+        self,
+        note_ids: Sequence[str],
+        namespaces: Sequence[str] | None = None,
+        types: Sequence[str] | None = None,
+        limit: int = 50,
+        exclude_seeds: bool = True,
+    ) -> list[Neighbour]:
+        """Notes joined to any of ``note_ids`` by a typed edge, strongest edge first, each note
+        once (by its strongest edge). ``contradicts`` edges count only when asked for by
+        ``types``: a contradiction is no reason to retrieve a note alongside another."""
+        seeds = set(note_ids)
+        wanted = types if types is not None else [t for t in EDGE_TYPES if t != "contradicts"]
+        edges = self.store.touching(list(seeds), self.clock(), namespaces, wanted)
+        found: dict[str, Neighbour] = {}
+        for edge in edges:
+            for seed, other in ((edge.from_id, edge.to_id), (edge.to_id, edge.from_id)):
+                if seed not in seeds or (exclude_seeds and other in seeds) or other in found:
+                    continue
+                found[other] = Neighbour(other, seed, edge.weight, edge)
+        return sorted(found.values(), key=lambda n: (-n.weight, n.note_id))[:limit]
+
+    def coherence(self, note_ids: Sequence[str], namespaces: Sequence[str] | None = None) -> float:
+        """Mean strength over every pair of ``note_ids``, in [0, 1]; 0 for fewer than two.
+
+        A pair's strength is its strongest typed edge as of now (either direction, any type
+        but ``contradicts``), or ``link_strength`` when a wiki-link joins them, whichever is
+        greater; unrelated pairs count 0. Temperature is ``1 - coherence``.
+        """
+        ids = list(dict.fromkeys(note_ids))
+        if len(ids) < 2:
+            return 0.0
+        strength: dict[frozenset[str], float] = {}
+        relating = [t for t in EDGE_TYPES if t != "contradicts"]
+        for edge in self.store.touching(ids, self.clock(), namespaces, relating, both_ends=True):
+            pair = frozenset((edge.from_id, edge.to_id))
+            strength[pair] = max(strength.get(pair, 0.0), edge.weight)
+        for note_id, others in self.graph.linked(ids).items():
+            for other in others:
+                pair = frozenset((note_id, other))
+                strength[pair] = max(strength.get(pair, 0.0), self.link_strength)
+        pairs = list(itertools.combinations(ids, 2))
+        return sum(strength.get(frozenset(p), 0.0) for p in pairs) / len(pairs)
+
+    def mark_used(self, edge_ids: Sequence[str]) -> int:
+        """Edges retrieval actually followed: their decay starts again from now."""
+        return self.store.mark_used(edge_ids, self.clock())
+
+    def purge_removed(self, grace: timedelta, limit: int = PURGE_BATCH) -> int:
+        """Drop edges whose note was deleted more than ``grace`` ago, at most ``limit`` of them
+        (a bounded sweep: the rest go on the next start)."""
+        purged = self.store.purge_removed(self.clock() - grace, limit)
+        if purged:
+            log.info("purged %d edges of notes deleted over %s ago", purged, grace)
+        return purged
+
+    # -- rules ----------------------------------------------------------------------------
+
+    def _checked(self, request: EdgeUpsert) -> EdgeUpsert:
+        from_id, to_id = require_valid_id(request.from_id), require_valid_id(request.to_id)
+        if from_id == to_id:
+            raise InvalidInput("an edge joins two different notes")
+        if request.weight is not None and not 0.0 <= request.weight <= 1.0:
+            raise InvalidInput("weight must be between 0 and 1")
+        namespace = request.namespace.strip()
+        if not namespace:
+            raise InvalidInput("namespace must not be empty")
+        return EdgeUpsert(
+            from_id=from_id,
+            to_id=to_id,
+            type=request.type,
+            namespace=namespace,
+            provenance=request.provenance,
+            actor=request.actor,
+            weight=request.weight,
+            evidence=tuple(e.strip() for e in request.evidence if e.strip()),
+        )

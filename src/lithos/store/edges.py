@@ -1,0 +1,559 @@
+"""The edge store: LCMA's typed, weighted edges, their conflicts and the frontmatter declarations.
+
+``.lithos/edges.db`` is authoritative learned state (never rebuilt from the files, backed up with
+``knowledge/``), except ``edge_declarations``, which mirrors what people wrote in frontmatter.
+:class:`EdgeStore` is the interface the services use; :class:`SqliteEdgeStore` is its SQLite
+implementation. Every method is one transaction. Writes never read first and then write: an
+upsert is one ``INSERT ... ON CONFLICT DO UPDATE`` whose reinforcement is computed from the row's
+own decayed weight, so two agents reinforcing the same edge at once both count.
+
+Edges of a deleted note are marked (``removed_at``) rather than dropped, so a note that comes
+back under the same id (a file renamed in two steps) keeps what was learned about it; marked
+edges are invisible to every read and purged after a grace period.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol, cast
+
+from lithos.domain.edges import (
+    MAX_EVIDENCE,
+    Conflict,
+    ConflictEvent,
+    ConflictFilter,
+    ConflictResolution,
+    Declaration,
+    Edge,
+    EdgeFilter,
+    EdgeRules,
+    EdgeUpsert,
+)
+from lithos.domain.links import normalise_target
+from lithos.domain.timestamps import format_timestamp, parse_timestamp
+from lithos.store.sqlite import Database, Migration
+
+EDGE_MIGRATIONS: list[Migration] = [
+    Migration(
+        "edges_0001_initial",
+        """
+        CREATE TABLE edges (
+          edge_id TEXT PRIMARY KEY,
+          from_id TEXT NOT NULL,
+          to_id TEXT NOT NULL,
+          type TEXT NOT NULL CHECK (type IN ('related_to', 'supports', 'contradicts',
+            'is_example_of', 'depends_on', 'analogy_to', 'refines')),
+          weight REAL NOT NULL CHECK (weight >= 0 AND weight <= 1),
+          namespace TEXT NOT NULL,
+          provenance TEXT NOT NULL CHECK (provenance IN ('human', 'agent', 'rule', 'inferred')),
+          actor TEXT,
+          evidence JSON NOT NULL DEFAULT '[]',
+          conflict_state TEXT CHECK (conflict_state IN ('unreviewed', 'accepted_dual',
+            'superseded', 'refuted', 'merged')),
+          created_at TEXT NOT NULL,
+          updated_at TEXT NOT NULL,
+          last_used_at TEXT NOT NULL,
+          removed_at TEXT,
+          UNIQUE (from_id, to_id, type, namespace)
+        );
+        CREATE INDEX edges_to ON edges(to_id);
+        CREATE INDEX edges_type_namespace ON edges(type, namespace);
+        CREATE INDEX edges_namespace ON edges(namespace);
+        CREATE INDEX edges_removed ON edges(removed_at) WHERE removed_at IS NOT NULL;
+        CREATE INDEX edges_conflicts ON edges(conflict_state) WHERE conflict_state IS NOT NULL;
+        CREATE TABLE conflict_events (
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          edge_id TEXT NOT NULL,
+          state TEXT NOT NULL,
+          actor TEXT,
+          winner_id TEXT,
+          note TEXT,
+          at TEXT NOT NULL
+        );
+        CREATE INDEX conflict_events_edge ON conflict_events(edge_id, id);
+        CREATE TABLE edge_declarations (
+          source_id TEXT NOT NULL,
+          position INTEGER NOT NULL,
+          type TEXT NOT NULL,
+          target TEXT NOT NULL,
+          target_key TEXT NOT NULL,
+          PRIMARY KEY (source_id, position)
+        );
+        CREATE INDEX edge_declarations_key ON edge_declarations(target_key)
+        """,
+    ),
+]
+
+# The weight as of :now, from the stored weight and the days since last use.
+_CURRENT = (
+    "lithos_edge_weight(edges.type, edges.provenance, edges.weight,"
+    " julianday(:now) - julianday(edges.last_used_at))"
+)
+
+_EVIDENCE_MERGE = f"""
+    CASE WHEN excluded.evidence = '[]' THEN edges.evidence ELSE (
+      SELECT json_group_array(value) FROM (
+        SELECT value, src, k FROM (
+          SELECT value, src, k FROM (
+            SELECT value, 0 AS src, key AS k FROM json_each(edges.evidence)
+             WHERE value NOT IN (SELECT value FROM json_each(excluded.evidence))
+            UNION ALL
+            SELECT value, 1 AS src, key AS k FROM json_each(excluded.evidence))
+          ORDER BY src DESC, k DESC LIMIT {MAX_EVIDENCE})
+        ORDER BY src, k)) END"""
+
+_UPSERT = f"""
+    INSERT INTO edges (edge_id, from_id, to_id, type, weight, namespace, provenance, actor,
+                       evidence, conflict_state, created_at, updated_at, last_used_at)
+    VALUES (:edge_id, :from_id, :to_id, :type, :initial, :namespace, :provenance, :actor,
+            :evidence, :conflict_state, :now, :now, :now)
+    ON CONFLICT (from_id, to_id, type, namespace) DO UPDATE SET
+      weight = CASE
+        WHEN edges.removed_at IS NOT NULL THEN :initial
+        WHEN :explicit IS NOT NULL THEN :explicit
+        ELSE min(1.0, {_CURRENT} + :step) END,
+      provenance = CASE WHEN edges.provenance = 'human' AND edges.removed_at IS NULL
+                        THEN 'human' ELSE excluded.provenance END,
+      actor = excluded.actor,
+      evidence = {_EVIDENCE_MERGE},
+      conflict_state = CASE WHEN edges.removed_at IS NOT NULL THEN excluded.conflict_state
+                            ELSE coalesce(edges.conflict_state, excluded.conflict_state) END,
+      updated_at = excluded.updated_at,
+      last_used_at = excluded.last_used_at,
+      removed_at = NULL
+    RETURNING *, weight AS current_weight
+"""
+
+
+class EdgeStore(Protocol):
+    """What the services need of an edge store. Times are aware UTC datetimes; ``now`` is
+    passed in so a whole operation sees one instant (and tests can set it)."""
+
+    def upsert(self, requests: Sequence[EdgeUpsert], now: datetime) -> list[Edge]:
+        """Create or reinforce each edge (see :class:`EdgeUpsert`); a new ``contradicts`` edge
+        opens a conflict in state ``unreviewed``."""
+        ...
+
+    def get(self, edge_id: str, now: datetime) -> Edge | None: ...
+
+    def find(self, query: EdgeFilter, now: datetime) -> list[Edge]:
+        """Matching edges, strongest first."""
+        ...
+
+    def touching(
+        self,
+        note_ids: Sequence[str],
+        now: datetime,
+        namespaces: Sequence[str] | None = None,
+        types: Sequence[str] | None = None,
+        both_ends: bool = False,
+    ) -> list[Edge]:
+        """Edges with one end (or, with ``both_ends``, both ends) in ``note_ids``, strongest
+        first."""
+        ...
+
+    def mark_used(self, edge_ids: Sequence[str], now: datetime) -> int:
+        """Start the decay clock again from ``now`` at the edges' current weights."""
+        ...
+
+    def remove_note(self, note_id: str, now: datetime) -> int:
+        """Mark every edge of the note removed and drop its declarations; returns the count."""
+        ...
+
+    def restore(self, note_ids: Sequence[str], live: Iterable[str]) -> int:
+        """Unmark removed edges touching ``note_ids`` whose both ends are in ``live``."""
+        ...
+
+    def purge_removed(self, before: datetime, limit: int) -> int: ...
+
+    def resolve(self, decision: ConflictResolution, now: datetime) -> Conflict | None:
+        """Set a conflict's state and append it to the history; None for no such conflict."""
+        ...
+
+    def conflicts(self, query: ConflictFilter, now: datetime) -> list[Conflict]: ...
+
+    def declarations(self, source_ids: Sequence[str] | None = None) -> dict[str, list[Declaration]]:
+        """Frontmatter declarations by source note (every source when ``source_ids`` is None)."""
+        ...
+
+    def set_declarations(self, declared: dict[str, list[Declaration]]) -> None:
+        """Replace the declarations of each source note given."""
+        ...
+
+    def sources_declaring(self, target_keys: Iterable[str]) -> list[str]:
+        """Notes with a declaration whose normalised target is one of ``target_keys``."""
+        ...
+
+    def sync_declared(
+        self, source_id: str, desired: Sequence[EdgeUpsert], now: datetime
+    ) -> tuple[int, int]:
+        """Make the human edges from ``source_id`` exactly ``desired``; (added, removed)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class SqliteEdgeStore:
+    """:class:`EdgeStore` over one SQLite file."""
+
+    def __init__(self, db: Database, rules: EdgeRules) -> None:
+        self._db = db
+        self._rules = rules
+        db.call(self._register_functions)
+
+    @classmethod
+    def open(cls, path: Path, rules: EdgeRules) -> SqliteEdgeStore:
+        return cls(Database(path, EDGE_MIGRATIONS), rules)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _register_functions(self, conn: sqlite3.Connection) -> None:
+        conn.create_function("lithos_edge_weight", 4, self._rules.decay.weight, deterministic=True)
+
+    # -- edges ----------------------------------------------------------------------------
+
+    def upsert(self, requests: Sequence[EdgeUpsert], now: datetime) -> list[Edge]:
+        stamp = format_timestamp(now)
+
+        def work(conn: sqlite3.Connection) -> list[Edge]:
+            edges = []
+            for request in requests:
+                row = conn.execute(_UPSERT, self._params(request, stamp)).fetchone()
+                edge = _edge(row)
+                if edge.type == "contradicts":
+                    _open_conflict(conn, edge, request.actor, stamp)
+                edges.append(edge)
+            return edges
+
+        return self._db.call(work)
+
+    def get(self, edge_id: str, now: datetime) -> Edge | None:
+        rows = self._select("edges.edge_id = :edge_id", {"edge_id": edge_id}, now, limit=1)
+        return rows[0] if rows else None
+
+    def find(self, query: EdgeFilter, now: datetime) -> list[Edge]:
+        where: list[str] = ["1 = 1"]
+        params: dict[str, Any] = {}
+        for column in ("from_id", "to_id", "type", "namespace"):
+            value = getattr(query, column)
+            if value is not None:
+                where.append(f"edges.{column} = :{column}")
+                params[column] = value
+        return self._select(" AND ".join(where), params, now, limit=query.limit)
+
+    def touching(
+        self,
+        note_ids: Sequence[str],
+        now: datetime,
+        namespaces: Sequence[str] | None = None,
+        types: Sequence[str] | None = None,
+        both_ends: bool = False,
+    ) -> list[Edge]:
+        if not note_ids:
+            return []
+        params: dict[str, Any] = {}
+        ids = _placeholders("id", note_ids, params)
+        joiner = " AND " if both_ends else " OR "
+        where = [f"(edges.from_id IN ({ids}){joiner}edges.to_id IN ({ids}))"]
+        if namespaces is not None:
+            where.append(f"edges.namespace IN ({_placeholders('ns', namespaces, params)})")
+        if types is not None:
+            where.append(f"edges.type IN ({_placeholders('type', types, params)})")
+        return self._select(" AND ".join(where), params, now, limit=None)
+
+    def mark_used(self, edge_ids: Sequence[str], now: datetime) -> int:
+        if not edge_ids:
+            return 0
+        params: dict[str, Any] = {"now": format_timestamp(now)}
+        ids = _placeholders("id", edge_ids, params)
+        sql = (
+            f"UPDATE edges SET weight = {_CURRENT}, last_used_at = :now"
+            f" WHERE edge_id IN ({ids}) AND removed_at IS NULL"
+        )
+        return self._db.call(lambda conn: conn.execute(sql, params).rowcount)
+
+    def remove_note(self, note_id: str, now: datetime) -> int:
+        def work(conn: sqlite3.Connection) -> int:
+            conn.execute("DELETE FROM edge_declarations WHERE source_id = ?", (note_id,))
+            return conn.execute(
+                "UPDATE edges SET removed_at = ? WHERE (from_id = ? OR to_id = ?)"
+                " AND removed_at IS NULL",
+                (format_timestamp(now), note_id, note_id),
+            ).rowcount
+
+        return self._db.call(work)
+
+    def restore(self, note_ids: Sequence[str], live: Iterable[str]) -> int:
+        if not note_ids:
+            return 0
+        alive = set(live)
+        params: dict[str, Any] = {}
+        ids = _placeholders("id", note_ids, params)
+
+        def work(conn: sqlite3.Connection) -> int:
+            rows = conn.execute(
+                "SELECT edge_id, from_id, to_id FROM edges WHERE removed_at IS NOT NULL"
+                f" AND (from_id IN ({ids}) OR to_id IN ({ids}))",
+                params,
+            ).fetchall()
+            back = [r["edge_id"] for r in rows if r["from_id"] in alive and r["to_id"] in alive]
+            conn.executemany(
+                "UPDATE edges SET removed_at = NULL WHERE edge_id = ?", [(e,) for e in back]
+            )
+            return len(back)
+
+        return self._db.call(work)
+
+    def purge_removed(self, before: datetime, limit: int) -> int:
+        return self._db.call(
+            lambda conn: (
+                conn.execute(
+                    "DELETE FROM edges WHERE edge_id IN (SELECT edge_id FROM edges"
+                    " WHERE removed_at IS NOT NULL AND removed_at < ? LIMIT ?)",
+                    (format_timestamp(before), limit),
+                ).rowcount
+            )
+        )
+
+    def _select(
+        self, where: str, params: dict[str, Any], now: datetime, limit: int | None
+    ) -> list[Edge]:
+        sql = (
+            f"SELECT edges.*, {_CURRENT} AS current_weight FROM edges"
+            f" WHERE edges.removed_at IS NULL AND {where}"
+            " ORDER BY current_weight DESC, edges.edge_id"
+        )
+        bound = {**params, "now": format_timestamp(now)}
+        if limit is not None:
+            sql += " LIMIT :limit"
+            bound["limit"] = limit
+        rows = self._db.call(lambda conn: conn.execute(sql, bound).fetchall())
+        return [_edge(row) for row in rows]
+
+    # -- conflicts ------------------------------------------------------------------------
+
+    def resolve(self, decision: ConflictResolution, now: datetime) -> Conflict | None:
+        stamp = format_timestamp(now)
+        edge_id = decision.edge_id
+
+        def work(conn: sqlite3.Connection) -> Conflict | None:
+            changed = conn.execute(
+                "UPDATE edges SET conflict_state = ?, actor = ?, updated_at = ?"
+                " WHERE edge_id = ? AND type = 'contradicts' AND removed_at IS NULL",
+                (decision.resolution, decision.resolver, stamp, edge_id),
+            ).rowcount
+            if not changed:
+                return None
+            conn.execute(
+                "INSERT INTO conflict_events (edge_id, state, actor, winner_id, note, at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    edge_id,
+                    decision.resolution,
+                    decision.resolver,
+                    decision.winner_id,
+                    decision.note,
+                    stamp,
+                ),
+            )
+            found = self._conflicts(conn, "edges.edge_id = :edge_id", {"edge_id": edge_id}, now)
+            return found[0]
+
+        return self._db.call(work)
+
+    def conflicts(self, query: ConflictFilter, now: datetime) -> list[Conflict]:
+        where: list[str] = ["edges.type = 'contradicts'"]
+        params: dict[str, Any] = {}
+        if query.state is not None:
+            where.append("edges.conflict_state = :state")
+            params["state"] = query.state
+        if query.namespace is not None:
+            where.append("edges.namespace = :namespace")
+            params["namespace"] = query.namespace
+        if query.note_id is not None:
+            where.append("(edges.from_id = :note_id OR edges.to_id = :note_id)")
+            params["note_id"] = query.note_id
+        params["limit"] = query.limit
+        return self._db.call(
+            lambda conn: self._conflicts(conn, " AND ".join(where), params, now, limited=True)
+        )
+
+    def history(self, edge_ids: Sequence[str]) -> dict[str, tuple[ConflictEvent, ...]]:
+        return self._db.call(lambda conn: _history(conn, edge_ids))
+
+    def _conflicts(
+        self,
+        conn: sqlite3.Connection,
+        where: str,
+        params: dict[str, Any],
+        now: datetime,
+        limited: bool = False,
+    ) -> list[Conflict]:
+        sql = (
+            f"SELECT edges.*, {_CURRENT} AS current_weight FROM edges"
+            f" WHERE edges.removed_at IS NULL AND {where}"
+            " ORDER BY edges.updated_at DESC, edges.edge_id"
+        )
+        if limited:
+            sql += " LIMIT :limit"
+        rows = conn.execute(sql, {**params, "now": format_timestamp(now)}).fetchall()
+        edges = [_edge(row) for row in rows]
+        history = _history(conn, [e.edge_id for e in edges])
+        return [Conflict(e, history.get(e.edge_id, ())) for e in edges]
+
+    # -- frontmatter declarations ---------------------------------------------------------
+
+    def declarations(self, source_ids: Sequence[str] | None = None) -> dict[str, list[Declaration]]:
+        params: dict[str, Any] = {}
+        sql = "SELECT source_id, type, target FROM edge_declarations"
+        if source_ids is not None:
+            if not source_ids:
+                return {}
+            sql += f" WHERE source_id IN ({_placeholders('id', source_ids, params)})"
+        rows = self._db.call(
+            lambda conn: conn.execute(sql + " ORDER BY source_id, position", params).fetchall()
+        )
+        found: dict[str, list[Declaration]] = {}
+        for row in rows:
+            found.setdefault(row["source_id"], []).append(Declaration(row["type"], row["target"]))
+        return found
+
+    def set_declarations(self, declared: dict[str, list[Declaration]]) -> None:
+        def work(conn: sqlite3.Connection) -> None:
+            for source_id, items in declared.items():
+                conn.execute("DELETE FROM edge_declarations WHERE source_id = ?", (source_id,))
+                conn.executemany(
+                    "INSERT INTO edge_declarations (source_id, position, type, target, target_key)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    [
+                        (source_id, i, d.type, d.target, normalise_target(d.target))
+                        for i, d in enumerate(items)
+                    ],
+                )
+
+        self._db.call(work)
+
+    def sources_declaring(self, target_keys: Iterable[str]) -> list[str]:
+        keys = sorted(set(target_keys))
+        if not keys:
+            return []
+        params: dict[str, Any] = {}
+        sql = (
+            "SELECT DISTINCT source_id FROM edge_declarations"
+            f" WHERE target_key IN ({_placeholders('key', keys, params)}) ORDER BY source_id"
+        )
+        return self._db.call(lambda conn: [r[0] for r in conn.execute(sql, params)])
+
+    def sync_declared(
+        self, source_id: str, desired: Sequence[EdgeUpsert], now: datetime
+    ) -> tuple[int, int]:
+        stamp = format_timestamp(now)
+
+        def work(conn: sqlite3.Connection) -> tuple[int, int]:
+            rows = conn.execute(
+                "SELECT edge_id, to_id, type, namespace FROM edges"
+                " WHERE from_id = ? AND provenance = 'human' AND removed_at IS NULL",
+                (source_id,),
+            ).fetchall()
+            existing = {(source_id, r["to_id"], r["type"], r["namespace"]): r for r in rows}
+            wanted = {request.key for request in desired}
+            added = 0
+            for request in desired:
+                if request.key in existing:
+                    continue
+                edge = _edge(conn.execute(_UPSERT, self._params(request, stamp)).fetchone())
+                if edge.type == "contradicts":
+                    _open_conflict(conn, edge, request.actor, stamp)
+                added += 1
+            stale = [r["edge_id"] for key, r in existing.items() if key not in wanted]
+            conn.executemany("DELETE FROM edges WHERE edge_id = ?", [(e,) for e in stale])
+            return added, len(stale)
+
+        return self._db.call(work)
+
+    def _params(self, request: EdgeUpsert, stamp: str) -> dict[str, Any]:
+        evidence = list(dict.fromkeys(e for e in request.evidence if e))[-MAX_EVIDENCE:]
+        initial = self._rules.initial_weight if request.weight is None else request.weight
+        return {
+            "edge_id": f"edge-{uuid.uuid4().hex}",
+            "from_id": request.from_id,
+            "to_id": request.to_id,
+            "type": request.type,
+            "initial": initial,
+            "explicit": request.weight,
+            "namespace": request.namespace,
+            "provenance": request.provenance,
+            "actor": request.actor,
+            "evidence": json.dumps(evidence),
+            "conflict_state": "unreviewed" if request.type == "contradicts" else None,
+            "now": stamp,
+            "step": self._rules.reinforce_step,
+        }
+
+
+def _open_conflict(conn: sqlite3.Connection, edge: Edge, actor: str | None, stamp: str) -> None:
+    """Record the opening of the edge's conflict once, however often it is asserted."""
+    conn.execute(
+        "INSERT INTO conflict_events (edge_id, state, actor, at)"
+        " SELECT ?, 'unreviewed', ?, ?"
+        " WHERE NOT EXISTS (SELECT 1 FROM conflict_events WHERE edge_id = ?)",
+        (edge.edge_id, actor, stamp, edge.edge_id),
+    )
+
+
+def _history(
+    conn: sqlite3.Connection, edge_ids: Sequence[str]
+) -> dict[str, tuple[ConflictEvent, ...]]:
+    if not edge_ids:
+        return {}
+    params: dict[str, Any] = {}
+    sql = (
+        "SELECT * FROM conflict_events"
+        f" WHERE edge_id IN ({_placeholders('id', edge_ids, params)}) ORDER BY id"
+    )
+    found: dict[str, list[ConflictEvent]] = {}
+    for row in conn.execute(sql, params):
+        found.setdefault(row["edge_id"], []).append(
+            ConflictEvent(
+                state=row["state"],
+                actor=row["actor"],
+                at=parse_timestamp(row["at"]),
+                winner_id=row["winner_id"],
+                note=row["note"],
+            )
+        )
+    return {k: tuple(v) for k, v in found.items()}
+
+
+def _placeholders(prefix: str, values: Iterable[str], params: dict[str, Any]) -> str:
+    names = []
+    for i, value in enumerate(values):
+        name = f"{prefix}{i}"
+        params[name] = value
+        names.append(f":{name}")
+    return ", ".join(names)
+
+
+def _edge(row: sqlite3.Row) -> Edge:
+    return Edge(
+        edge_id=row["edge_id"],
+        from_id=row["from_id"],
+        to_id=row["to_id"],
+        type=row["type"],
+        weight=round(float(row["current_weight"]), 6),
+        stored_weight=float(row["weight"]),
+        namespace=row["namespace"],
+        provenance=row["provenance"],
+        actor=row["actor"],
+        evidence=tuple(cast(list[str], json.loads(row["evidence"]))),
+        conflict_state=row["conflict_state"],
+        created_at=parse_timestamp(row["created_at"]),
+        updated_at=parse_timestamp(row["updated_at"]),
+        last_used_at=parse_timestamp(row["last_used_at"]),
+    )
