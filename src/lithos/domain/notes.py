@@ -16,11 +16,21 @@ from typing import Any
 import yaml
 
 from lithos.domain.frontmatter import FrontmatterError, load_frontmatter
+from lithos.domain.metadata import (
+    METADATA_KEYS,
+    AccessScope,
+    NoteMetadata,
+    NoteStatus,
+    NoteType,
+    parse_metadata,
+    render_metadata,
+)
 from lithos.domain.timestamps import format_timestamp, now_iso
 from lithos.errors import InvalidInput
 
-# Frontmatter keys Lithos owns, in the order it writes them. Any other key a person adds is kept.
-KNOWN_KEYS = (
+# Frontmatter keys Lithos owns, in the order it writes them (then the metadata keys of
+# domain.metadata). Any other key a person adds is kept.
+CORE_KEYS = (
     "id",
     "title",
     "created_at",
@@ -33,6 +43,7 @@ KNOWN_KEYS = (
     "source",
     "supersedes",
 )
+KNOWN_KEYS = CORE_KEYS + METADATA_KEYS
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -55,10 +66,31 @@ class Note:
     aliases: tuple[str, ...] = ()
     source: str | None = None
     supersedes: str | None = None
+    metadata: NoteMetadata = field(default_factory=NoteMetadata)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def with_changes(self, **changes: Any) -> Note:
         return replace(self, **changes)
+
+    @property
+    def note_type(self) -> NoteType:
+        return self.metadata.note_type
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace_for(self.path)
+
+    @property
+    def access_scope(self) -> AccessScope:
+        return self.metadata.access_scope
+
+    @property
+    def task_id(self) -> str | None:
+        return self.metadata.task_id
+
+    @property
+    def status(self) -> NoteStatus:
+        return self.metadata.status
 
 
 def new_id() -> str:
@@ -118,7 +150,8 @@ def parse_note(text: str, path: str, fallback_time: str | None = None) -> Note:
     meta, body = split_frontmatter(text)
     stamp = fallback_time or now_iso()
     title = _text(meta.get("title")) or _heading(body) or _stem(path)
-    extra = {k: v for k, v in meta.items() if k not in KNOWN_KEYS}
+    metadata, rejected = parse_metadata(meta)
+    extra = {k: v for k, v in meta.items() if k not in KNOWN_KEYS or k in rejected}
     return Note(
         id=_text(meta.get("id")).lower(),
         title=title,
@@ -133,6 +166,7 @@ def parse_note(text: str, path: str, fallback_time: str | None = None) -> Note:
         aliases=_strings(meta.get("aliases")),
         source=_text(meta.get("source")) or None,
         supersedes=_text(meta.get("supersedes")) or None,
+        metadata=metadata,
         extra=extra,
     )
 
@@ -156,6 +190,7 @@ def render_note(note: Note) -> str:
         meta["source"] = note.source
     if note.supersedes:
         meta["supersedes"] = note.supersedes
+    meta.update(render_metadata(note.metadata))
     meta.update(note.extra)
     header = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=10_000)
     body = note.content if note.content.endswith("\n") else note.content + "\n"

@@ -9,10 +9,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lithos.domain.frontmatter import FrontmatterError
+from lithos.domain.filters import clean_prefix
+from lithos.domain.metadata import (
+    MetadataChange,
+    NoteMetadata,
+    apply_change,
+    check_change,
+    metadata_as_dict,
+)
 from lithos.domain.notes import (
     Note,
     content_hash,
@@ -56,6 +64,7 @@ class WriteRequest:
     aliases: Sequence[str] | None = None
     supersedes: str | None = None
     expected_version: str | None = None
+    metadata: MetadataChange = field(default_factory=MetadataChange)
 
 
 class KnowledgeService:
@@ -102,15 +111,9 @@ class KnowledgeService:
         return await asyncio.to_thread(self._delete, note_id)
 
     async def list(self, query: ListQuery) -> dict[str, Any]:
-        if query.path_prefix:
-            query = ListQuery(
-                path_prefix=query.path_prefix.strip().lstrip("./").replace("\\", "/"),
-                tags=query.tags,
-                author=query.author,
-                since=query.since,
-                limit=query.limit,
-                offset=query.offset,
-            )
+        if query.filter.path_prefix:
+            cleaned = replace(query.filter, path_prefix=clean_prefix(query.filter.path_prefix))
+            query = replace(query, filter=cleaned)
         entries, total = await asyncio.to_thread(self.catalog.query, query)
         return {"items": [e.summary() for e in entries], "total": total}
 
@@ -133,6 +136,7 @@ class KnowledgeService:
             aliases=_unique(request.aliases or ()),
             source=request.source,
             supersedes=request.supersedes,
+            metadata=apply_change(NoteMetadata(), request.metadata),
         )
         text = render_note(note)
         stem = slugify(note.title)
@@ -193,6 +197,7 @@ class KnowledgeService:
             aliases=current.aliases if request.aliases is None else _unique(request.aliases),
             source=current.source if request.source is None else request.source,
             supersedes=current.supersedes if request.supersedes is None else request.supersedes,
+            metadata=apply_change(current.metadata, request.metadata),
             contributors=contributors,
             updated_at=now_iso(),
             path=path,
@@ -283,6 +288,9 @@ class KnowledgeService:
             self.files.check_dir(request.path)
         if request.supersedes is not None:
             require_valid_id(request.supersedes)
+        # Rules that depend on the note (a task note needs its task_id) are checked when the
+        # change is applied, still before anything is written.
+        check_change(request.metadata)
 
 
 def _unique(values: Sequence[str]) -> tuple[str, ...]:
@@ -307,6 +315,7 @@ def _metadata(note: Note) -> dict[str, Any]:
         "supersedes": note.supersedes,
     }
     meta.update({k: _plain(v) for k, v in note.extra.items()})
+    meta.update(metadata_as_dict(note.metadata, note.path))
     return meta
 
 

@@ -12,9 +12,10 @@ from typing import Any, Literal
 
 from lithos.domain.chunks import best_per_note
 from lithos.domain.embedding import Embedder
+from lithos.domain.filters import SearchFilter
 from lithos.domain.fusion import convex, reciprocal_rank
 from lithos.errors import InvalidInput
-from lithos.store.catalog import Catalog, ListQuery
+from lithos.store.catalog import Catalog
 from lithos.store.fulltext import FullTextIndex
 from lithos.store.vectors import VectorStore
 
@@ -173,7 +174,9 @@ class SearchService:
     ) -> set[str] | None:
         if not tags and not author and not path_prefix:
             return None
-        return self.catalog.ids(ListQuery(path_prefix=path_prefix, tags=tuple(tags), author=author))
+        return self.catalog.ids(
+            SearchFilter(path_prefix=path_prefix, tags=tuple(tags), author=author, scope=None)
+        )
 
     def tags(self) -> dict[str, Any]:
         return {"tags": self.catalog.tag_counts()}

@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from lithos.domain.filters import SearchFilter
+from lithos.domain.metadata import AccessScope, NoteStatus, NoteType
 from lithos.domain.notes import Note
+from lithos.domain.scope import Scope
 from lithos.store.sqlite import Database, Migration
 
 CATALOG_MIGRATIONS = [
@@ -59,7 +62,31 @@ CATALOG_MIGRATIONS = [
             mtime_ns INTEGER NOT NULL
         )
         """,
-    )
+    ),
+    Migration(
+        "0002_note_metadata",
+        # Existing rows get the defaults; blanking their hash makes the next reconcile read each
+        # file's metadata again (the catalog only: the other indexes' hashes still match).
+        """
+        ALTER TABLE notes ADD COLUMN note_type TEXT NOT NULL DEFAULT 'observation';
+        ALTER TABLE notes ADD COLUMN namespace TEXT NOT NULL DEFAULT 'default';
+        ALTER TABLE notes ADD COLUMN access_scope TEXT NOT NULL DEFAULT 'shared';
+        ALTER TABLE notes ADD COLUMN task_id TEXT;
+        ALTER TABLE notes ADD COLUMN status TEXT NOT NULL DEFAULT 'active';
+        ALTER TABLE notes ADD COLUMN source_url TEXT;
+        ALTER TABLE notes ADD COLUMN expires_at TEXT;
+        CREATE INDEX notes_namespace ON notes(namespace);
+        CREATE INDEX notes_hidden ON notes(access_scope, status);
+        CREATE INDEX notes_source_url ON notes(source_url) WHERE source_url IS NOT NULL;
+        CREATE TABLE note_derived_from (
+            note_id TEXT NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+            source_id TEXT NOT NULL,
+            PRIMARY KEY (note_id, source_id)
+        );
+        CREATE INDEX note_derived_from_source ON note_derived_from(source_id);
+        UPDATE notes SET content_hash = ''
+        """,
+    ),
 ]
 
 
@@ -76,6 +103,13 @@ class CatalogEntry:
     content_hash: str
     mtime_ns: int
     size: int
+    note_type: NoteType = "observation"
+    namespace: str = "default"
+    access_scope: AccessScope = "shared"
+    task_id: str | None = None
+    status: NoteStatus = "active"
+    source_url: str | None = None
+    expires_at: str | None = None
 
     def summary(self) -> dict[str, object]:
         return {
@@ -85,6 +119,10 @@ class CatalogEntry:
             "updated": self.updated_at,
             "tags": list(self.tags),
             "author": self.author,
+            "note_type": self.note_type,
+            "namespace": self.namespace,
+            "access_scope": self.access_scope,
+            "status": self.status,
         }
 
 
@@ -98,10 +136,7 @@ class CatalogRecord(NamedTuple):
 
 @dataclass(frozen=True)
 class ListQuery:
-    path_prefix: str | None = None
-    tags: tuple[str, ...] = ()
-    author: str | None = None
-    since: str | None = None
+    filter: SearchFilter = field(default_factory=SearchFilter)
     limit: int = 50
     offset: int = 0
 
@@ -170,9 +205,40 @@ class Catalog:
     def count(self) -> int:
         return int(self.db.call(lambda c: c.execute("SELECT count(*) FROM notes").fetchone()[0]))
 
-    def tag_counts(self) -> dict[str, int]:
-        sql = "SELECT tag, count(*) FROM note_tags GROUP BY tag ORDER BY tag"
-        return {r[0]: r[1] for r in self.db.call(lambda c: c.execute(sql).fetchall())}
+    def tag_counts(self, scope: Scope | None = None) -> dict[str, int]:
+        """Notes per tag; with ``scope``, only the notes that scope may see are counted."""
+        where, params = ("", []) if scope is None else _visible(scope)
+        sql = (
+            "SELECT tag, count(*) FROM note_tags JOIN notes ON notes.id = note_tags.note_id"
+            f" {'WHERE ' + where if where else ''} GROUP BY tag ORDER BY tag"
+        )
+        return {r[0]: r[1] for r in self.db.call(lambda c: c.execute(sql, params).fetchall())}
+
+    def hidden_ids(self, scope: Scope) -> set[str]:
+        """Ids of the notes ``scope`` may not see (usually few): what a store that cannot read
+        the catalog's columns excludes inside its own query."""
+        where, params = _hidden(scope)
+        sql = f"SELECT id FROM notes WHERE {where}"
+        return {r[0] for r in self.db.call(lambda c: c.execute(sql, params).fetchall())}
+
+    def derived_from(self, note_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The ``derived_from_ids`` of each given note that has any."""
+        return self._provenance("note_id", "source_id", note_ids)
+
+    def derivatives(self, note_ids: Sequence[str]) -> dict[str, list[str]]:
+        """For each given note, the notes whose ``derived_from_ids`` name it."""
+        return self._provenance("source_id", "note_id", note_ids)
+
+    def _provenance(self, key: str, value: str, note_ids: Sequence[str]) -> dict[str, list[str]]:
+        unique = list(dict.fromkeys(note_ids))
+        if not unique:
+            return {}
+        marks = ",".join("?" * len(unique))
+        sql = f"SELECT {key}, {value} FROM note_derived_from WHERE {key} IN ({marks})"
+        out: dict[str, list[str]] = {}
+        for row in self.db.call(lambda c: c.execute(sql, unique).fetchall()):
+            out.setdefault(row[0], []).append(row[1])
+        return out
 
     def links(self) -> dict[str, list[str]]:
         """Raw link targets per note id, in document order."""
@@ -184,7 +250,7 @@ class Catalog:
 
     def query(self, query: ListQuery) -> tuple[list[CatalogEntry], int]:
         """Entries matching every filter, newest ``updated_at`` first (ties by id), and total."""
-        where, params = _filters(query)
+        where, params = _filters(query.filter)
         count_sql = f"SELECT count(*) FROM notes {where}"
         page_sql = f"SELECT * FROM notes {where} ORDER BY updated_at DESC, id LIMIT ? OFFSET ?"
 
@@ -203,9 +269,9 @@ class Catalog:
         )
         return {r[0]: r[1] for r in rows}
 
-    def ids(self, query: ListQuery) -> set[str]:
-        """Ids of every note matching the filters (paging ignored), without loading rows."""
-        where, params = _filters(query)
+    def ids(self, search_filter: SearchFilter) -> set[str]:
+        """Ids of every note matching the filter, without loading rows."""
+        where, params = _filters(search_filter)
         rows = self.db.call(lambda c: c.execute(f"SELECT id FROM notes {where}", params).fetchall())
         return {row[0] for row in rows}
 
@@ -244,7 +310,7 @@ def _upsert_one(conn: sqlite3.Connection, record: CatalogRecord) -> None:
     conn.execute("DELETE FROM former_paths WHERE path = ?", (note.path,))
     conn.execute("DELETE FROM notes WHERE id = ? OR path = ?", (note.id, note.path))
     conn.execute(
-        "INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        f"INSERT INTO notes ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
         (
             note.id,
             note.path,
@@ -258,9 +324,20 @@ def _upsert_one(conn: sqlite3.Connection, record: CatalogRecord) -> None:
             content_hash,
             mtime_ns,
             size,
+            note.note_type,
+            note.namespace,
+            note.access_scope,
+            note.task_id,
+            note.status,
+            note.metadata.source_url,
+            note.metadata.expires_at,
         ),
     )
     conn.executemany("INSERT INTO note_tags VALUES (?, ?)", [(note.id, t) for t in note.tags])
+    conn.executemany(
+        "INSERT INTO note_derived_from VALUES (?, ?)",
+        [(note.id, source) for source in note.metadata.derived_from_ids],
+    )
     conn.executemany(
         "INSERT INTO note_links VALUES (?, ?, ?)",
         [(note.id, i, target) for i, target in enumerate(links)],
@@ -268,9 +345,57 @@ def _upsert_one(conn: sqlite3.Connection, record: CatalogRecord) -> None:
     conn.execute("DELETE FROM problems WHERE path = ?", (note.path,))
 
 
-def _filters(query: ListQuery) -> tuple[str, list[object]]:
+_COLUMNS = (
+    "id",
+    "path",
+    "title",
+    "author",
+    "created_at",
+    "updated_at",
+    "confidence",
+    "tags",
+    "aliases",
+    "content_hash",
+    "mtime_ns",
+    "size",
+    "note_type",
+    "namespace",
+    "access_scope",
+    "task_id",
+    "status",
+    "source_url",
+    "expires_at",
+)
+
+
+def _hidden(scope: Scope) -> tuple[str, list[object]]:
+    """The SQL of :func:`lithos.domain.scope.is_visible`, negated; never NULL."""
+    sql = (
+        "(notes.status = 'quarantined'"
+        " OR (notes.access_scope = 'agent_private' AND notes.author IS NOT ?)"
+        " OR (notes.access_scope = 'task' AND (notes.task_id IS NULL OR notes.task_id IS NOT ?)))"
+    )
+    return sql, [scope.agent_id, scope.task_id]
+
+
+def _visible(scope: Scope) -> tuple[str, list[object]]:
+    where, params = _hidden(scope)
+    return f"NOT {where}", params
+
+
+def _filters(query: SearchFilter) -> tuple[str, list[object]]:
     clauses: list[str] = []
     params: list[object] = []
+    if query.scope is not None:
+        where, scope_params = _visible(query.scope)
+        clauses.append(where)
+        params.extend(scope_params)
+    if query.note_types:
+        clauses.append(f"note_type IN ({','.join('?' * len(query.note_types))})")
+        params.extend(query.note_types)
+    if query.namespaces:
+        clauses.append(f"namespace IN ({','.join('?' * len(query.namespaces))})")
+        params.extend(query.namespaces)
     if query.path_prefix:
         prefix = query.path_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         clauses.append("path LIKE ? ESCAPE '\\'")
@@ -302,4 +427,11 @@ def _entry(row: sqlite3.Row) -> CatalogEntry:
         content_hash=row["content_hash"],
         mtime_ns=row["mtime_ns"],
         size=row["size"],
+        note_type=row["note_type"],
+        namespace=row["namespace"],
+        access_scope=row["access_scope"],
+        task_id=row["task_id"],
+        status=row["status"],
+        source_url=row["source_url"],
+        expires_at=row["expires_at"],
     )

@@ -8,14 +8,21 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from lithos.mcp.tools.results import DeleteResult, ListResult, ReadResult, WriteResult
+from lithos.domain.filters import SearchFilter
+from lithos.domain.metadata import AccessScope, MetadataChange, NoteStatus, NoteType
 from lithos.mcp.tools.types import (
     READ_ONLY,
     AgentId,
+    CallerAgent,
+    CallerTask,
     IsoTime,
     NoteId,
+    NoteTypes,
     PathPrefix,
+    SummariesArg,
     TagFilter,
     TagList,
+    caller_scope,
     tool_hints,
 )
 from lithos.services.knowledge import WriteRequest
@@ -67,12 +74,68 @@ def register(server: FastMCP, app: LithosApp) -> None:
             str | None,
             Field(max_length=64, description="the `version` you read; a newer note fails"),
         ] = None,
+        note_type: Annotated[
+            NoteType | None, Field(description="kind of note; default observation")
+        ] = None,
+        namespace: Annotated[
+            str | None,
+            Field(
+                max_length=200,
+                description="namespace like 'project/lithos'; default the note's folder "
+                "('default' at the root); empty string: follow the folder again",
+            ),
+        ] = None,
+        access_scope: Annotated[
+            AccessScope | None,
+            Field(
+                description="who finds the note in search/list/links: shared (default), "
+                "project, task (needs task_id), agent_private (its author only)"
+            ),
+        ] = None,
+        task_id: Annotated[
+            str | None,
+            Field(max_length=200, description="the task a 'task'-scoped note belongs to"),
+        ] = None,
+        status: Annotated[
+            NoteStatus | None,
+            Field(
+                description="active (default), archived (still found), quarantined (never "
+                "found by search, still readable by id)"
+            ),
+        ] = None,
+        schema_version: Annotated[
+            int | None, Field(ge=1, le=1000, description="frontmatter schema version")
+        ] = None,
+        entities: Annotated[
+            list[Annotated[str, Field(max_length=2000)]] | None,
+            Field(max_length=200, description="named things the note is about"),
+        ] = None,
+        summaries: Annotated[
+            SummariesArg | None, Field(description="{short, long} summaries of the note")
+        ] = None,
+        source_url: Annotated[
+            str | None,
+            Field(max_length=2000, description="absolute URL the knowledge came from"),
+        ] = None,
+        derived_from_ids: Annotated[
+            list[NoteId] | None,
+            Field(max_length=200, description="ids of the notes this one was derived from"),
+        ] = None,
+        expires_at: Annotated[
+            str | None,
+            Field(
+                max_length=64,
+                description="ISO 8601 time after which the note is stale; empty string clears",
+            ),
+        ] = None,
     ) -> WriteResult:
         """Create a note (omit `id`; `title` and `content` required) or update one (give `id`;
         only the fields you pass change). `path` is a subdirectory of the knowledge base.
         A title whose file name is taken gets a unique file name (see `warnings`); nothing is
         overwritten. Pass the `version` you read as `expected_version` to fail with
-        `version_conflict` instead of overwriting someone else's newer change.
+        `version_conflict` instead of overwriting someone else's newer change. Metadata
+        fields (note_type, namespace, access_scope, task_id, status, entities, summaries,
+        source_url, derived_from_ids, expires_at) are written only when given.
         Returns {status: created|updated, id, path, version}."""
         request = WriteRequest(
             agent=agent,
@@ -86,6 +149,19 @@ def register(server: FastMCP, app: LithosApp) -> None:
             aliases=aliases,
             supersedes=supersedes,
             expected_version=expected_version,
+            metadata=MetadataChange(
+                note_type=note_type,
+                namespace=namespace,
+                access_scope=access_scope,
+                task_id=task_id,
+                status=status,
+                schema_version=schema_version,
+                entities=entities,
+                summaries=None if summaries is None else summaries.model_dump(),
+                source_url=source_url,
+                derived_from_ids=derived_from_ids,
+                expires_at=expires_at,
+            ),
         )
         return cast(WriteResult, await app.knowledge.write(request))
 
@@ -122,15 +198,29 @@ def register(server: FastMCP, app: LithosApp) -> None:
         ] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="at most this many notes")] = 50,
         offset: Annotated[int, Field(ge=0, description="skip this many notes (paging)")] = 0,
+        note_types: NoteTypes | None = None,
+        namespaces: Annotated[
+            list[Annotated[str, Field(max_length=200)]] | None,
+            Field(max_length=50, description="only notes in any of these namespaces"),
+        ] = None,
+        agent_id: CallerAgent = None,
+        task_id: CallerTask = None,
     ) -> ListResult:
-        """List notes, newest update first. `tags` must all match; `since` is an ISO 8601
-        time (notes updated at or after it). Returns {items: [{id, title, path, updated,
-        tags, author}], total}."""
+        """List notes the caller may see, newest update first. `tags` must all match;
+        `since` is an ISO 8601 time (notes updated at or after it). Pass your `agent_id`
+        (and `task_id`) to include your agent_private (and that task's) notes; quarantined
+        notes are never listed. Returns {items: [{id, title, path, updated, tags, author,
+        note_type, namespace, access_scope, status}], total}."""
         query = ListQuery(
-            path_prefix=path_prefix,
-            tags=tuple(tags or ()),
-            author=author,
-            since=since,
+            SearchFilter(
+                path_prefix=path_prefix,
+                tags=tuple(tags or ()),
+                author=author,
+                since=since,
+                note_types=tuple(note_types or ()),
+                namespaces=tuple(namespaces or ()),
+                scope=caller_scope(agent_id, task_id),
+            ),
             limit=limit,
             offset=offset,
         )

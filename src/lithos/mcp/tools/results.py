@@ -73,6 +73,10 @@ class NoteSummary(TypedDict):
     updated: str | None
     tags: list[str]
     author: str | None
+    note_type: str
+    namespace: str
+    access_scope: str
+    status: str
 
 
 @with_config(OPEN)

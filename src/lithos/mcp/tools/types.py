@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.types import ToolAnnotations
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from lithos.domain.metadata import NoteType
+from lithos.domain.scope import Scope
 from lithos.domain.timestamps import format_timestamp, parse_timestamp
 from lithos.errors import InvalidInput
 
@@ -39,6 +41,39 @@ PathPrefix = Annotated[
     str | None,
     Field(max_length=500, description="only notes under this folder of the knowledge base"),
 ]
+
+CallerAgent = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=200,
+        description="your agent id: your own agent_private notes become visible",
+    ),
+]
+CallerTask = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=200,
+        description="your task id: notes scoped to that task become visible",
+    ),
+]
+NoteTypes = Annotated[
+    list[NoteType], Field(max_length=6, description="only notes of any of these types")
+]
+
+
+class SummariesArg(BaseModel):
+    """Summaries of a note, both optional."""
+
+    model_config = ConfigDict(extra="forbid")
+    short: str | None = Field(default=None, max_length=2000, description="one line")
+    long: str | None = Field(default=None, max_length=20000, description="a paragraph or so")
+
+
+def caller_scope(agent_id: str | None, task_id: str | None) -> Scope:
+    """The visibility scope of a caller who gave these ids."""
+    return Scope(agent_id=agent_id, task_id=task_id)
 
 
 def tool_hints(
