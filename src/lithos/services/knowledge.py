@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from lithos.domain.frontmatter import FrontmatterError
 from lithos.domain.filters import clean_prefix
+from lithos.domain.frontmatter import FrontmatterError
 from lithos.domain.metadata import (
     MetadataChange,
     NoteMetadata,
