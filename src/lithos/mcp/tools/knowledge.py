@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated, cast
 from fastmcp import FastMCP
 from pydantic import Field
 
-from lithos.mcp.tools.results import DeleteResult, ListResult, ReadResult, WriteResult
 from lithos.domain.filters import SearchFilter
 from lithos.domain.metadata import AccessScope, MetadataChange, NoteStatus, NoteType
+from lithos.mcp.tools.results import DeleteResult, ListResult, ReadResult, WriteResult
 from lithos.mcp.tools.types import (
     READ_ONLY,
     AgentId,
@@ -198,7 +198,7 @@ def register(server: FastMCP, app: LithosApp) -> None:
         ] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="at most this many notes")] = 50,
         offset: Annotated[int, Field(ge=0, description="skip this many notes (paging)")] = 0,
-        note_types: NoteTypes | None = None,
+        note_types: NoteTypes = None,
         namespaces: Annotated[
             list[Annotated[str, Field(max_length=200)]] | None,
             Field(max_length=50, description="only notes in any of these namespaces"),

@@ -59,7 +59,7 @@ CallerTask = Annotated[
     ),
 ]
 NoteTypes = Annotated[
-    list[NoteType], Field(max_length=6, description="only notes of any of these types")
+    list[NoteType] | None, Field(max_length=6, description="only notes of any of these types")
 ]
 
 
