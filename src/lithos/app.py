@@ -20,6 +20,7 @@ from lithos.domain.timestamps import utc_now
 from lithos.runtime import release_free_memory
 from lithos.services.agents import AgentRegistry
 from lithos.services.coordination import CoordinationService
+from lithos.services.edge_projection import FrontmatterEdges
 from lithos.services.edges import EdgeService
 from lithos.services.embedding import EmbeddingWorker
 from lithos.services.graph import LinkGraph
@@ -86,6 +87,14 @@ class LithosApp:
         )
         self.graph = LinkGraph(self.catalog)
         self.edge_store = SqliteEdgeStore.open(data / ".lithos" / "edges.db", _edge_rules(cfg))
+        self.edge_projection = FrontmatterEdges(
+            self.edge_store,
+            self.graph,
+            self.catalog,
+            self.files,
+            self.clock,
+            human_weight=cfg.lcma.edges.human_weight,
+        )
         self.indexer = Indexer(
             self.files,
             self.catalog,
@@ -95,7 +104,7 @@ class LithosApp:
             chunk_size=cfg.search.chunk_size,
             chunk_max=cfg.search.chunk_max,
             max_file_bytes=self.max_file_bytes,
-            listeners=[self.graph],
+            listeners=[self.graph, self.edge_projection],
         )
         self.agents = AgentRegistry(self.coordination_db)
         self.coordination = CoordinationService(

@@ -86,3 +86,13 @@ async def test_edge_tools_publish_annotations_and_an_output_schema(client: Clien
         assert tool.output_schema is not None and tool.output_schema.get("properties")
         described = tool.input_schema["properties"]
         assert all("description" in spec for spec in described.values()), tool.name
+
+
+async def test_deleting_a_note_leaves_no_edge_pointing_at_it(client: Client):
+    a, b, c = await note(client, "A"), await note(client, "B"), await note(client, "C")
+    await upsert(client, from_id=a, to_id=b, type="supports")
+    await upsert(client, from_id=c, to_id=a, type="refines")
+    await upsert(client, from_id=b, to_id=c, type="related_to")
+    await call(client, "lithos_delete", id=a, agent="agent-a")
+    listed = await call(client, "lithos_edge_list")
+    assert [(e["from_id"], e["to_id"]) for e in listed["edges"]] == [(b, c)]

@@ -121,7 +121,7 @@ def test_removed_note_hides_its_edges_and_a_returning_note_gets_them_back(
     store.upsert([EdgeUpsert("a", "b", "supports"), EdgeUpsert("c", "a", "refines")], NOW)
     assert store.remove_note("a", NOW) == 2
     assert store.find(EdgeFilter(), NOW) == []
-    assert store.restore(["a"], live={"a", "b"}) == 1  # c is gone: its edge stays hidden
+    assert store.restore(["a"], {"a", "b"}.__contains__) == 1  # c is gone: its edge stays hidden
     assert [e.to_id for e in store.find(EdgeFilter(), NOW)] == ["b"]
 
 
@@ -130,7 +130,7 @@ def test_purge_drops_only_edges_removed_before_the_cutoff(store: SqliteEdgeStore
     store.remove_note("a", NOW)
     store.remove_note("c", NOW + timedelta(days=10))
     assert store.purge_removed(NOW + timedelta(days=5), limit=100) == 1
-    assert store.restore(["c"], live={"c", "d"}) == 1
+    assert store.restore(["c"], {"c", "d"}.__contains__) == 1
 
 
 def test_the_schema_refuses_weights_outside_zero_to_one(store: SqliteEdgeStore):

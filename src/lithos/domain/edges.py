@@ -13,7 +13,10 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
+
+from lithos.domain.links import parse_links
+from lithos.domain.metadata import ROOT_NAMESPACE
 
 EdgeType = Literal[
     "related_to", "supports", "contradicts", "is_example_of", "depends_on", "analogy_to", "refines"
@@ -29,7 +32,7 @@ RESOLUTIONS: tuple[str, ...] = get_args(Resolution)
 ConflictState = Literal["unreviewed", "accepted_dual", "superseded", "refuted", "merged"]
 CONFLICT_STATES: tuple[str, ...] = get_args(ConflictState)
 
-DEFAULT_NAMESPACE = "default"
+DEFAULT_NAMESPACE = ROOT_NAMESPACE  # as for notes: an edge outside any namespace
 MAX_EVIDENCE = 20  # snippets kept per edge; older ones give way to newer
 
 
@@ -141,6 +144,42 @@ class Declaration:
 
     type: EdgeType
     target: str
+
+
+@dataclass(frozen=True)
+class DeclaredEdges:
+    """Every typed edge one note's frontmatter declares, as of the file version
+    ``content_hash``; the edges take the note's ``namespace`` and its author as ``actor``."""
+
+    source_id: str
+    content_hash: str
+    namespace: str
+    actor: str | None
+    items: tuple[Declaration, ...] = ()
+
+
+def declared_in(frontmatter: Mapping[str, Any]) -> tuple[Declaration, ...]:
+    """The typed edges written in frontmatter under an edge type's name.
+
+    A value may be one target or a list; a target is a wiki-link (``"[[Other note]]"``) or a
+    bare name, path or id. Unquoted YAML ``supports: [[Other note]]`` parses as a nested list
+    and is accepted too. Anything else (numbers, mappings) is ignored.
+    """
+    found: dict[tuple[str, str], None] = {}
+    for edge_type in EDGE_TYPES:
+        for text in _texts(frontmatter.get(edge_type)):
+            for target in parse_links(text) or (text.strip(),):
+                if target:
+                    found.setdefault((edge_type, target), None)
+    return tuple(Declaration(t, target) for t, target in found)  # type: ignore[arg-type]
+
+
+def _texts(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [text for item in value for text in _texts(item)]
+    return []
 
 
 @dataclass(frozen=True)

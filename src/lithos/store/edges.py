@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -29,6 +30,7 @@ from lithos.domain.edges import (
     ConflictFilter,
     ConflictResolution,
     Declaration,
+    DeclaredEdges,
     Edge,
     EdgeFilter,
     EdgeRules,
@@ -85,6 +87,17 @@ EDGE_MIGRATIONS: list[Migration] = [
           PRIMARY KEY (source_id, position)
         );
         CREATE INDEX edge_declarations_key ON edge_declarations(target_key)
+        """,
+    ),
+    Migration(
+        "edges_0002_declaration_sources",
+        """
+        CREATE TABLE declaration_sources (
+          source_id TEXT PRIMARY KEY,
+          content_hash TEXT NOT NULL,
+          namespace TEXT NOT NULL,
+          actor TEXT
+        )
         """,
     ),
 ]
@@ -165,8 +178,9 @@ class EdgeStore(Protocol):
         """Mark every edge of the note removed and drop its declarations; returns the count."""
         ...
 
-    def restore(self, note_ids: Sequence[str], live: Iterable[str]) -> int:
-        """Unmark removed edges touching ``note_ids`` whose both ends are in ``live``."""
+    def restore(self, note_ids: Sequence[str] | None, is_live: Callable[[str], bool]) -> int:
+        """Unmark removed edges touching ``note_ids`` (any, when None) whose both ends are
+        live notes again."""
         ...
 
     def purge_removed(self, before: datetime, limit: int) -> int: ...
@@ -177,12 +191,21 @@ class EdgeStore(Protocol):
 
     def conflicts(self, query: ConflictFilter, now: datetime) -> list[Conflict]: ...
 
-    def declarations(self, source_ids: Sequence[str] | None = None) -> dict[str, list[Declaration]]:
-        """Frontmatter declarations by source note (every source when ``source_ids`` is None)."""
+    def source_hashes(self) -> dict[str, str]:
+        """The file version whose frontmatter was last read, by note."""
         ...
 
-    def set_declarations(self, declared: dict[str, list[Declaration]]) -> None:
-        """Replace the declarations of each source note given."""
+    def declarations(self, source_ids: Sequence[str] | None = None) -> dict[str, DeclaredEdges]:
+        """Declarations by source note (every source with any when ``source_ids`` is None)."""
+        ...
+
+    def set_declarations(
+        self, declared: Sequence[DeclaredEdges], record_all: bool = False
+    ) -> list[str]:
+        """Record what each note declares now; returns the notes whose declarations changed.
+
+        Only changes are written (a note declaring nothing new costs no write), unless
+        ``record_all``, which also records each note's file version as read."""
         ...
 
     def sources_declaring(self, target_keys: Iterable[str]) -> list[str]:
@@ -281,6 +304,7 @@ class SqliteEdgeStore:
     def remove_note(self, note_id: str, now: datetime) -> int:
         def work(conn: sqlite3.Connection) -> int:
             conn.execute("DELETE FROM edge_declarations WHERE source_id = ?", (note_id,))
+            conn.execute("DELETE FROM declaration_sources WHERE source_id = ?", (note_id,))
             return conn.execute(
                 "UPDATE edges SET removed_at = ? WHERE (from_id = ? OR to_id = ?)"
                 " AND removed_at IS NULL",
@@ -289,20 +313,18 @@ class SqliteEdgeStore:
 
         return self._db.call(work)
 
-    def restore(self, note_ids: Sequence[str], live: Iterable[str]) -> int:
-        if not note_ids:
-            return 0
-        alive = set(live)
+    def restore(self, note_ids: Sequence[str] | None, is_live: Callable[[str], bool]) -> int:
         params: dict[str, Any] = {}
-        ids = _placeholders("id", note_ids, params)
+        sql = "SELECT edge_id, from_id, to_id FROM edges WHERE removed_at IS NOT NULL"
+        if note_ids is not None:
+            if not note_ids:
+                return 0
+            ids = _placeholders("id", note_ids, params)
+            sql += f" AND (from_id IN ({ids}) OR to_id IN ({ids}))"
 
         def work(conn: sqlite3.Connection) -> int:
-            rows = conn.execute(
-                "SELECT edge_id, from_id, to_id FROM edges WHERE removed_at IS NOT NULL"
-                f" AND (from_id IN ({ids}) OR to_id IN ({ids}))",
-                params,
-            ).fetchall()
-            back = [r["edge_id"] for r in rows if r["from_id"] in alive and r["to_id"] in alive]
+            rows = conn.execute(sql, params).fetchall()
+            back = [r["edge_id"] for r in rows if is_live(r["from_id"]) and is_live(r["to_id"])]
             conn.executemany(
                 "UPDATE edges SET removed_at = NULL WHERE edge_id = ?", [(e,) for e in back]
             )
@@ -409,35 +431,79 @@ class SqliteEdgeStore:
 
     # -- frontmatter declarations ---------------------------------------------------------
 
-    def declarations(self, source_ids: Sequence[str] | None = None) -> dict[str, list[Declaration]]:
+    def source_hashes(self) -> dict[str, str]:
+        return self._db.call(
+            lambda conn: {
+                r[0]: r[1]
+                for r in conn.execute("SELECT source_id, content_hash FROM declaration_sources")
+            }
+        )
+
+    def declarations(self, source_ids: Sequence[str] | None = None) -> dict[str, DeclaredEdges]:
         params: dict[str, Any] = {}
-        sql = "SELECT source_id, type, target FROM edge_declarations"
+        where = ""
         if source_ids is not None:
             if not source_ids:
                 return {}
-            sql += f" WHERE source_id IN ({_placeholders('id', source_ids, params)})"
-        rows = self._db.call(
-            lambda conn: conn.execute(sql + " ORDER BY source_id, position", params).fetchall()
+            where = f" WHERE s.source_id IN ({_placeholders('id', source_ids, params)})"
+        sql = (
+            "SELECT s.source_id, s.content_hash, s.namespace, s.actor, d.type, d.target"
+            " FROM declaration_sources s JOIN edge_declarations d ON d.source_id = s.source_id"
+            f"{where} ORDER BY s.source_id, d.position"
         )
-        found: dict[str, list[Declaration]] = {}
+        rows = self._db.call(lambda conn: conn.execute(sql, params).fetchall())
+        found: dict[str, DeclaredEdges] = {}
         for row in rows:
-            found.setdefault(row["source_id"], []).append(Declaration(row["type"], row["target"]))
+            known = found.get(row["source_id"]) or DeclaredEdges(
+                row["source_id"], row["content_hash"], row["namespace"], row["actor"]
+            )
+            item = Declaration(row["type"], row["target"])
+            found[row["source_id"]] = replace(known, items=(*known.items, item))
         return found
 
-    def set_declarations(self, declared: dict[str, list[Declaration]]) -> None:
-        def work(conn: sqlite3.Connection) -> None:
-            for source_id, items in declared.items():
-                conn.execute("DELETE FROM edge_declarations WHERE source_id = ?", (source_id,))
+    def set_declarations(
+        self, declared: Sequence[DeclaredEdges], record_all: bool = False
+    ) -> list[str]:
+        def work(conn: sqlite3.Connection) -> list[str]:
+            changed = []
+            for new in declared:
+                old = conn.execute(
+                    "SELECT content_hash, namespace, actor FROM declaration_sources"
+                    " WHERE source_id = ?",
+                    (new.source_id,),
+                ).fetchone()
+                items = conn.execute(
+                    "SELECT type, target FROM edge_declarations WHERE source_id = ?"
+                    " ORDER BY position",
+                    (new.source_id,),
+                ).fetchall()
+                before = tuple(Declaration(r["type"], r["target"]) for r in items)
+                origin = None if old is None else (old["namespace"], old["actor"])
+                same = before == new.items and (not new.items or origin == _origin(new))
+                if same and not (record_all and (old is None or old[0] != new.content_hash)):
+                    continue
+                conn.execute(
+                    "INSERT INTO declaration_sources (source_id, content_hash, namespace, actor)"
+                    " VALUES (?, ?, ?, ?) ON CONFLICT (source_id) DO UPDATE SET"
+                    " content_hash = excluded.content_hash, namespace = excluded.namespace,"
+                    " actor = excluded.actor",
+                    (new.source_id, new.content_hash, new.namespace, new.actor),
+                )
+                if same:
+                    continue
+                changed.append(new.source_id)
+                conn.execute("DELETE FROM edge_declarations WHERE source_id = ?", (new.source_id,))
                 conn.executemany(
                     "INSERT INTO edge_declarations (source_id, position, type, target, target_key)"
                     " VALUES (?, ?, ?, ?, ?)",
                     [
-                        (source_id, i, d.type, d.target, normalise_target(d.target))
-                        for i, d in enumerate(items)
+                        (new.source_id, i, d.type, d.target, normalise_target(d.target))
+                        for i, d in enumerate(new.items)
                     ],
                 )
+            return changed
 
-        self._db.call(work)
+        return self._db.call(work)
 
     def sources_declaring(self, target_keys: Iterable[str]) -> list[str]:
         keys = sorted(set(target_keys))
@@ -495,6 +561,10 @@ class SqliteEdgeStore:
             "now": stamp,
             "step": self._rules.reinforce_step,
         }
+
+
+def _origin(declared: DeclaredEdges) -> tuple[str, str | None]:
+    return (declared.namespace, declared.actor)
 
 
 def _open_conflict(conn: sqlite3.Connection, edge: Edge, actor: str | None, stamp: str) -> None:
