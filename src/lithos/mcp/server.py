@@ -1,13 +1,12 @@
 """The FastMCP adapter: builds the server over a :class:`LithosApp` and runs it.
 
 Every tool failure leaves here as one envelope, ``{"status": "error", "code", "message"}``,
-produced by :class:`ErrorEnvelope` and nowhere else.
+produced by :class:`~lithos.mcp.envelope.ErrorEnvelope` and nowhere else.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -16,17 +15,13 @@ from typing import TYPE_CHECKING
 os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
 os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
 
-import mcp.types as mt
 from fastmcp import FastMCP
-from fastmcp.exceptions import NotFoundError, ToolError, ValidationError
-from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
-from fastmcp.tools.base import ToolResult
-from pydantic import ValidationError as PydanticValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from lithos import __version__
-from lithos.errors import InvalidInput, LithosError, UnknownTool
+from lithos.errors import LithosError
+from lithos.mcp.envelope import ErrorEnvelope
 from lithos.mcp.tools import agents, coordination, edges, knowledge, search, system
 
 if TYPE_CHECKING:
@@ -41,34 +36,6 @@ Search before you write (lithos_search, mode=hybrid for natural language), read 
 lithos_read, save durable knowledge with lithos_write (pass expected_version when updating to
 avoid overwriting someone else's change), and divide work with lithos_task_* claims.
 Every failure is {"status": "error", "code": ..., "message": ...}."""
-
-
-class ErrorEnvelope(Middleware):
-    """Turns LithosError, argument-validation failures and unknown tool names into the wire
-    envelope."""
-
-    async def on_call_tool(
-        self,
-        context: MiddlewareContext[mt.CallToolRequestParams],
-        call_next: CallNext[mt.CallToolRequestParams, ToolResult],
-    ) -> ToolResult:
-        try:
-            return await call_next(context)
-        except LithosError as exc:
-            return _envelope(exc)
-        except ToolError as exc:
-            # FastMCP wraps exceptions raised by a tool body in ToolError.
-            if isinstance(exc.__cause__, LithosError):
-                return _envelope(exc.__cause__)
-            raise
-        except ValidationError as exc:
-            cause = exc.__cause__
-            detail = _describe(cause) if isinstance(cause, PydanticValidationError) else str(exc)
-            return _envelope(InvalidInput(f"invalid arguments: {detail}"))
-        except PydanticValidationError as exc:
-            return _envelope(InvalidInput(f"invalid arguments: {_describe(exc)}"))
-        except NotFoundError:
-            return _envelope(UnknownTool(f"no tool named {context.message.name!r}"))
 
 
 class _ExpectedErrorFilter(logging.Filter):
@@ -86,27 +53,10 @@ class _ExpectedErrorFilter(logging.Filter):
 logging.getLogger("fastmcp.server.server").addFilter(_ExpectedErrorFilter())
 
 
-def _envelope(exc: LithosError) -> ToolResult:
-    body = exc.envelope()
-    return ToolResult(
-        content=[mt.TextContent(type="text", text=json.dumps(body))],
-        structured_content=body,
-        is_error=True,
-    )
-
-
-def _describe(exc: PydanticValidationError) -> str:
-    parts = []
-    for error in exc.errors(include_url=False, include_input=False):
-        where = ".".join(str(p) for p in error["loc"]) or "arguments"
-        parts.append(f"{where}: {error['msg']}")
-    return "; ".join(parts)
-
-
 def create_server(app: LithosApp) -> FastMCP:
     """A FastMCP server exposing every Lithos tool over ``app`` (which must be open)."""
     server: FastMCP = FastMCP("lithos", instructions=INSTRUCTIONS, version=__version__)
-    server.add_middleware(ErrorEnvelope())
+    server.add_middleware(ErrorEnvelope(app.files.root))
     for group in (knowledge, search, edges, agents, coordination, system):
         group.register(server, app)
 

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from lithos.errors import InvalidPath
 
 _SEGMENT = re.compile(r"^[^\x00-\x1f<>:\"|?*\\]+$")
+MAX_SEGMENT_BYTES = 255  # NAME_MAX of every common file system
 TEMP_PREFIX = ".lithos-tmp-"
 
 
@@ -48,8 +49,7 @@ class KnowledgeFiles:
             raise InvalidPath(f"path must be relative to the knowledge directory: {subdir!r}")
         parts = [p for p in PurePosixPath(raw).parts if p not in ("", ".")]
         for part in parts:
-            if part == ".." or part.startswith(".") or not _SEGMENT.match(part):
-                raise InvalidPath(f"invalid path segment {part!r} in {subdir!r}")
+            _check_segment(part, subdir)
         if parts and parts[-1].endswith(".md"):
             raise InvalidPath(
                 f"path names a folder, not a file ({subdir!r}); the file name comes from the title"
@@ -64,8 +64,9 @@ class KnowledgeFiles:
         if not cleaned.endswith(".md"):
             raise InvalidPath(f"a note path must end in .md: {path!r}")
         parent, _, name = cleaned.rpartition("/")
-        if not name[:-3] or name.startswith("."):
+        if not name[:-3]:
             raise InvalidPath(f"invalid note file name: {path!r}")
+        _check_segment(name, path)
         directory = self.check_dir(parent)
         relative = f"{directory}/{name}" if directory else name
         self._require_inside(self.root / relative, path)
@@ -170,7 +171,10 @@ class KnowledgeFiles:
         return rel
 
     def _require_inside(self, candidate: Path, original: str) -> None:
-        resolved = candidate.resolve()
+        try:
+            resolved = candidate.resolve()
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
+            raise InvalidPath(f"path cannot be resolved: {original!r}") from exc
         if resolved != self.root and self.root not in resolved.parents:
             raise InvalidPath(f"path leaves the knowledge directory: {original!r}")
 
@@ -186,6 +190,13 @@ class KnowledgeFiles:
             Path(name).unlink(missing_ok=True)
             raise
         return Path(name)
+
+
+def _check_segment(part: str, original: str) -> None:
+    if part == ".." or part.startswith(".") or not _SEGMENT.match(part):
+        raise InvalidPath(f"invalid path segment {part!r} in {original!r}")
+    if len(part.encode("utf-8", "surrogatepass")) > MAX_SEGMENT_BYTES:
+        raise InvalidPath(f"path segment {part[:40]!r}... is longer than {MAX_SEGMENT_BYTES} bytes")
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -39,6 +39,9 @@ NotePath = Annotated[
 ]
 
 
+MAX_OFFSET = 2**63 - 1  # SQLite's largest integer
+
+
 def register(server: FastMCP, app: LithosApp) -> None:
     @server.tool(annotations=tool_hints(destructive=True))
     async def lithos_write(
@@ -197,7 +200,9 @@ def register(server: FastMCP, app: LithosApp) -> None:
             IsoTime | None, Field(description="ISO 8601: only notes updated at or after it")
         ] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="at most this many notes")] = 50,
-        offset: Annotated[int, Field(ge=0, description="skip this many notes (paging)")] = 0,
+        offset: Annotated[
+            int, Field(ge=0, le=MAX_OFFSET, description="skip this many notes (paging)")
+        ] = 0,
         note_types: NoteTypes = None,
         namespaces: Annotated[
             list[Annotated[str, Field(max_length=200)]] | None,
