@@ -103,3 +103,18 @@ def test_bad_yaml_value_names_the_file(tmp_path: Path):
 def test_bad_flag_value_names_the_command_line(tmp_path: Path):
     with pytest.raises(ConfigError, match=r"server\.port: .*command line"):
         load_config(data_dir=tmp_path, overrides={"server.port": 0})
+
+
+def test_trusted_hosts_and_origins_come_from_the_bind_address_and_settings(tmp_path: Path):
+    local = load_config(data_dir=tmp_path, overrides={"server.port": 9000}).server
+    assert local.trusted_hosts() == ["127.0.0.1", "localhost", "[::1]"]
+    assert "http://localhost:9000" in local.trusted_origins()
+    wildcard = load_config(data_dir=tmp_path, overrides={"server.host": "0.0.0.0"}).server
+    assert "0.0.0.0" not in wildcard.trusted_hosts()
+    (tmp_path / "config.yaml").write_text(
+        "server:\n  host: 10.0.0.5\n  allowed_hosts: [lithos.internal]\n"
+        "  allowed_origins: ['https://app.example']\n"
+    )
+    bound = load_config(data_dir=tmp_path).server
+    assert bound.trusted_hosts()[-2:] == ["10.0.0.5", "lithos.internal"]
+    assert bound.trusted_origins()[-2:] == ["http://10.0.0.5:8765", "https://app.example"]

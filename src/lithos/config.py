@@ -43,6 +43,20 @@ class ServerConfig(_Section):
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=1, le=65535)
     watch_files: bool = True
+    # DNS-rebinding protection: HTTP requests whose Host or Origin header names another site
+    # are refused. These extend the values derived from the bind address (loopback names and
+    # the bound host, with the port); "*" turns a check off.
+    allowed_hosts: list[str] = []
+    allowed_origins: list[str] = []
+
+    def trusted_hosts(self) -> list[str]:
+        """Host header values served: loopback names, the bound host, ``allowed_hosts``."""
+        return _unique([*_local_names(self.host), *self.allowed_hosts])
+
+    def trusted_origins(self) -> list[str]:
+        """Origin header values served: ``http://<local name>:<port>``, ``allowed_origins``."""
+        local = [f"http://{name}:{self.port}" for name in _local_names(self.host)]
+        return _unique([*local, *self.allowed_origins])
 
 
 class StorageConfig(_Section):
@@ -195,6 +209,21 @@ def load_config(
         _YAML_VALUES.reset(token)
     config.storage.data_dir = config.storage.data_dir.expanduser().resolve()
     return config
+
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+def _local_names(host: str) -> list[str]:
+    """Loopback names plus the bind address unless it is a wildcard (0.0.0.0, ::)."""
+    names = list(LOOPBACK_NAMES)
+    if host not in ("", "0.0.0.0", "::", "[::]"):
+        names.append(f"[{host}]" if ":" in host and not host.startswith("[") else host)
+    return names
+
+
+def _unique(values: list[str]) -> list[str]:
+    return list(dict.fromkeys(values))
 
 
 def _flat_env_values() -> dict[str, Any]:

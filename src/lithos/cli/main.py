@@ -140,7 +140,7 @@ def _serve(config: LithosConfig, args: argparse.Namespace) -> int:
     try:
         app.start()
         cfg = config.server
-        asyncio.run(serve(app, cfg.transport, cfg.host, cfg.port))
+        asyncio.run(serve(app, cfg))
     finally:
         app.close()
     return 0

@@ -10,7 +10,7 @@ import asyncio
 import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
 os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
     from lithos.app import LithosApp
+    from lithos.config import ServerConfig
 
 log = logging.getLogger("lithos.mcp")
 
@@ -68,17 +69,32 @@ def create_server(app: LithosApp) -> FastMCP:
     return server
 
 
-def http_app(server: FastMCP) -> Starlette:
-    """One ASGI app serving streamable HTTP at /mcp, legacy SSE at /sse, and /health."""
-    app = server.http_app(path="/mcp", transport="http")
-    sse = server.http_app(path="/sse", transport="sse")
+def http_app(server: FastMCP, settings: ServerConfig, transport: str = "http") -> Starlette:
+    """The ASGI app: streamable HTTP at /mcp plus legacy SSE at /sse (``transport="sse"``:
+    SSE only), and /health.
+
+    FastMCP's Host/Origin guard runs in front of every route in strict mode with the trusted
+    hosts and origins of ``settings`` (DNS-rebinding protection): a request naming another
+    site is refused with 421 (Host) or 403 (Origin) before any tool runs.
+    """
+    guard: dict[str, Any] = {
+        "host_origin_protection": True,
+        "allowed_hosts": settings.trusted_hosts(),
+        "allowed_origins": settings.trusted_origins(),
+    }
+    if transport == "sse":
+        return server.http_app(path="/sse", transport="sse", **guard)
+    app = server.http_app(path="/mcp", transport="http", **guard)
+    sse = server.http_app(path="/sse", transport="sse", **guard)
     known = {getattr(r, "path", None) for r in app.router.routes}
     app.router.routes.extend(r for r in sse.router.routes if getattr(r, "path", None) not in known)
     return app
 
 
-async def serve(app: LithosApp, transport: str, host: str, port: int) -> None:
-    """Run the server until cancelled. ``app`` must be started."""
+async def serve(app: LithosApp, settings: ServerConfig) -> None:
+    """Run the server until cancelled with the transport, address and trusted hosts of
+    ``settings``. ``app`` must be started."""
+    transport, host, port = settings.transport, settings.host, settings.port
     # Tool handlers run blocking I/O in threads; the default pool (cores + 4) would cap how
     # many agents' writes can share one full-text commit.
     asyncio.get_running_loop().set_default_executor(
@@ -93,10 +109,10 @@ async def serve(app: LithosApp, transport: str, host: str, port: int) -> None:
 
     base = f"http://{host}:{port}"
     if transport == "http":
-        asgi = http_app(server)
+        asgi = http_app(server, settings)
         endpoints = f"streamable HTTP at {base}/mcp, legacy SSE at {base}/sse"
     else:
-        asgi = server.http_app(path="/sse", transport="sse")
+        asgi = http_app(server, settings, transport="sse")
         endpoints = f"SSE at {base}/sse"
     config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on")
     log.info("Lithos %s serving MCP: %s, health at %s/health", __version__, endpoints, base)
