@@ -1,8 +1,10 @@
 """The agent registry: who has talked to Lithos, and when last.
 
-Agents never have to register: every service method that names an agent calls
-:meth:`AgentRegistry.touch`, which records the agent on first sight and refreshes its
-``last_seen_at`` afterwards. Explicit registration only adds a name, a type and metadata.
+Agents never have to register: every service method that names an agent records it on first
+sight and refreshes its ``last_seen_at`` afterwards, but only when the call succeeds
+(:meth:`AgentRegistry.seen` inside the change's own transaction, or :meth:`AgentRegistry.touch`
+after a note was written). A failed call leaves the registry as it was. Explicit registration
+only adds a name, a type and metadata.
 """
 
 from __future__ import annotations
@@ -37,6 +39,11 @@ class AgentRegistry:
         now = self._clock()
         await self._store.run(lambda conn: self._store.touch(conn, agent_id, now))
         return agent_id
+
+    def seen(self, conn: sqlite3.Connection, agent_id: str) -> None:
+        """Inside a caller's transaction: record that ``agent_id`` acted now. Call it last in
+        the transaction of a change that succeeded, so a failed call records nothing."""
+        self._store.touch(conn, agent_id, self._clock())
 
     async def register(
         self,

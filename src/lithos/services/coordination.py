@@ -2,7 +2,9 @@
 
 Every method that changes state runs as ONE SQLite transaction (``BEGIN IMMEDIATE``), so
 checking a claim and taking it cannot interleave with another claimer, in this process or
-in another one sharing the database file.
+in another one sharing the database file. The calling agent is recorded (registered or its
+``last_seen_at`` moved) last in that same transaction, so a call that fails leaves the agent
+registry as it was.
 
 Claim rules:
 
@@ -24,7 +26,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from lithos.domain.coordination import (
     TASK_STATUSES,
@@ -44,6 +46,9 @@ from lithos.errors import ClaimFailed, ClaimNotFound, InvalidInput, TaskNotFound
 from lithos.services.agents import AgentRegistry
 from lithos.store.coordination import CoordinationStore
 from lithos.store.sqlite import Database
+
+T = TypeVar("T")
+Transaction = Callable[[sqlite3.Connection], T]
 
 
 class CoordinationService:
@@ -77,7 +82,7 @@ class CoordinationService:
         Raises ``InvalidInput`` when ``title`` or ``agent`` is blank.
         """
         title = require_text("title", title)
-        agent = await self._agents.touch(agent)
+        agent = require_text("agent", agent)
         now = self._clock()
         task = Task(
             id=new_task_id(),
@@ -89,7 +94,7 @@ class CoordinationService:
             tags=normalize_tags(tags),
             updated_at=now,
         )
-        await self._store.run(lambda conn: self._store.insert_task(conn, task))
+        await self._store.run(self._acting(agent, lambda conn: self._store.insert_task(conn, task)))
         return {"task_id": task.id}
 
     async def update_task(
@@ -108,7 +113,7 @@ class CoordinationService:
         if title is None and description is None and tags is None:
             raise InvalidInput("Give at least one of title, description or tags")
         new_title = None if title is None else require_text("title", title)
-        agent = await self._agents.touch(agent)
+        agent = require_text("agent", agent)
 
         def work(conn: sqlite3.Connection) -> None:
             task = self._open_task(conn, task_id)
@@ -121,7 +126,7 @@ class CoordinationService:
             )
             self._store.update_task(conn, updated)
 
-        await self._store.run(work)
+        await self._store.run(self._acting(agent, work))
         return {"success": True, "message": f"Task {task_id} updated"}
 
     async def complete(
@@ -139,7 +144,7 @@ class CoordinationService:
         are recorded as retrieval feedback (see :meth:`feedback`); ``None`` means none given.
         Returns ``{"success": True}``. Raises ``TaskNotFound``, ``TaskNotOpen``.
         """
-        agent = await self._agents.touch(agent)
+        agent = require_text("agent", agent)
         wants_feedback = not (
             cited_nodes is None and misleading_nodes is None and receipt_id is None
         )
@@ -157,7 +162,7 @@ class CoordinationService:
                 )
                 self._store.insert_feedback(conn, feedback)
 
-        await self._store.run(work)
+        await self._store.run(self._acting(agent, work))
         return {"success": True}
 
     async def cancel(self, task_id: str, agent: str, reason: str | None = None) -> dict[str, Any]:
@@ -165,9 +170,12 @@ class CoordinationService:
 
         Returns ``{"success": True}``. Raises ``TaskNotFound``, ``TaskNotOpen``.
         """
-        agent = await self._agents.touch(agent)
+        agent = require_text("agent", agent)
         await self._store.run(
-            lambda conn: self._close(conn, task_id, agent, "cancelled", cancel_reason=reason)
+            self._acting(
+                agent,
+                lambda conn: self._close(conn, task_id, agent, "cancelled", cancel_reason=reason),
+            )
         )
         return {"success": True}
 
@@ -251,7 +259,7 @@ class CoordinationService:
         """
         aspect = require_text("aspect", aspect)
         ttl = clamp_ttl(ttl_minutes, self._default_ttl, self._max_ttl)
-        agent = await self._agents.touch(agent)
+        agent = require_text("agent", agent)
 
         def work(conn: sqlite3.Connection) -> datetime:
             self._open_task(conn, task_id)
@@ -272,7 +280,7 @@ class CoordinationService:
             self._store.put_claim(conn, Claim(task_id, agent, aspect, claimed_at, expires_at))
             return expires_at
 
-        expires_at = await self._store.run(work)
+        expires_at = await self._store.run(self._acting(agent, work))
         return {"success": True, "expires_at": format_timestamp(expires_at)}
 
     async def renew(
@@ -285,7 +293,7 @@ class CoordinationService:
         """
         aspect = require_text("aspect", aspect)
         ttl = clamp_ttl(ttl_minutes, self._default_ttl, self._max_ttl)
-        agent = await self._agents.touch(agent)
+        agent = require_text("agent", agent)
 
         def work(conn: sqlite3.Connection) -> datetime:
             now = self._clock()
@@ -294,7 +302,7 @@ class CoordinationService:
             self._store.put_claim(conn, renewed)
             return renewed.expires_at
 
-        expires_at = await self._store.run(work)
+        expires_at = await self._store.run(self._acting(agent, work))
         return {"success": True, "new_expires_at": format_timestamp(expires_at)}
 
     async def release(self, task_id: str, aspect: str, agent: str) -> dict[str, Any]:
@@ -304,13 +312,13 @@ class CoordinationService:
         live claim on the aspect, ``TaskNotFound``.
         """
         aspect = require_text("aspect", aspect)
-        agent = await self._agents.touch(agent)
+        agent = require_text("agent", agent)
 
         def work(conn: sqlite3.Connection) -> None:
             self._held_claim(conn, task_id, aspect, agent, self._clock())
             self._store.delete_claim(conn, task_id, aspect)
 
-        await self._store.run(work)
+        await self._store.run(self._acting(agent, work))
         return {"success": True}
 
     # findings
@@ -324,7 +332,7 @@ class CoordinationService:
         (blank summary).
         """
         summary = require_text("summary", summary)
-        agent = await self._agents.touch(agent)
+        agent = require_text("agent", agent)
 
         def work(conn: sqlite3.Connection) -> str:
             self._task(conn, task_id)
@@ -334,7 +342,7 @@ class CoordinationService:
             self._store.insert_finding(conn, finding)
             return finding.id
 
-        return {"finding_id": await self._store.run(work)}
+        return {"finding_id": await self._store.run(self._acting(agent, work))}
 
     async def list_findings(self, task_id: str, since: str | None = None) -> dict[str, Any]:
         """``{"findings": [...]}`` of the task, oldest first.
@@ -352,6 +360,17 @@ class CoordinationService:
         return {"findings": [finding.to_dict() for finding in findings]}
 
     # rules shared by the transactions above
+
+    def _acting(self, agent: str, work: Callable[[sqlite3.Connection], T]) -> Transaction[T]:
+        """``work`` followed, in the same transaction, by recording that ``agent`` acted: when
+        ``work`` raises, the agent is neither registered nor touched."""
+
+        def run(conn: sqlite3.Connection) -> T:
+            result = work(conn)
+            self._agents.seen(conn, agent)
+            return result
+
+        return run
 
     def _task(self, conn: sqlite3.Connection, task_id: str) -> Task:
         task = self._store.get_task(conn, task_id)

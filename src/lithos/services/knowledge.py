@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from lithos.domain.coordination import require_text
 from lithos.domain.filters import clean_prefix
 from lithos.domain.frontmatter import FrontmatterError
 from lithos.domain.metadata import (
@@ -92,10 +93,11 @@ class KnowledgeService:
         self._validate(request)
         if request.id is not None:
             request = replace(request, id=require_valid_id(request.id))
+        work = self._create if request.id is None else self._update
+        result = await asyncio.to_thread(work, request)
+        # Only a write that happened records its agent: a failed call changes nothing.
         await self.agents.touch(request.agent)
-        if request.id is None:
-            return await asyncio.to_thread(self._create, request)
-        return await asyncio.to_thread(self._update, request)
+        return result
 
     async def read(
         self, note_id: str | None = None, path: str | None = None, max_length: int | None = None
@@ -107,8 +109,11 @@ class KnowledgeService:
         """Remove the note's file and every index entry for it; raises DocNotFound."""
         note_id = require_valid_id(note_id)
         if agent:
+            require_text("agent", agent)
+        result = await asyncio.to_thread(self._delete, note_id)
+        if agent:
             await self.agents.touch(agent)
-        return await asyncio.to_thread(self._delete, note_id)
+        return result
 
     async def list(self, query: ListQuery) -> dict[str, Any]:
         if query.filter.path_prefix:
