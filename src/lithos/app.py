@@ -26,6 +26,7 @@ from lithos.services.embedding import EmbeddingWorker
 from lithos.services.graph import LinkGraph
 from lithos.services.indexing import Indexer, Progress, ReconcileReport
 from lithos.services.knowledge import KnowledgeService
+from lithos.services.related import RelatedService
 from lithos.services.search import SearchService
 from lithos.services.watcher import KnowledgeWatcher
 from lithos.store.catalog import Catalog
@@ -123,6 +124,7 @@ class LithosApp:
             clock=self.clock,
             link_strength=cfg.lcma.edges.link_strength,
         )
+        self.related = RelatedService(self.graph, self.catalog, self.edge_store, self.clock)
         self.search = SearchService(
             self.catalog,
             self.fulltext,

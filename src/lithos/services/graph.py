@@ -133,6 +133,14 @@ class LinkGraph:
 
         return self._read(collect)
 
+    def outgoing_ids(self, note_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The notes each of ``note_ids`` links to (resolved links only)."""
+        return self._read(lambda links: {n: links.outgoing(n) for n in note_ids})
+
+    def incoming_ids(self, note_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The notes linking to each of ``note_ids``."""
+        return self._read(lambda links: {n: links.incoming(n) for n in note_ids})
+
     def describe(self, note_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
         """(title, path) of each known note among ``note_ids``."""
         return self._read(

@@ -1,8 +1,8 @@
-"""Typed-edge tools: lithos_edge_upsert, lithos_edge_list."""
+"""Typed-edge tools: lithos_edge_upsert, lithos_edge_list, lithos_related."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from fastmcp import FastMCP
 from pydantic import BaseModel, Field
@@ -15,8 +15,10 @@ from lithos.domain.edges import (
     EdgeUpsert,
     Provenance,
 )
+from lithos.domain.notes import require_valid_id
 from lithos.domain.timestamps import format_timestamp
 from lithos.mcp.tools.types import READ_ONLY, AgentId, NoteId, tool_hints
+from lithos.services.related import INCLUDE_ALL, Include, Related, RelatedNote
 
 if TYPE_CHECKING:
     from lithos.app import LithosApp
@@ -74,6 +76,67 @@ class EdgeUpsertResult(BaseModel):
 class EdgeListResult(BaseModel):
     edges: list[EdgeOut]
     count: int
+
+
+class RelatedNoteOut(BaseModel):
+    id: str
+    title: str
+    path: str
+    depth: int = Field(description="hops from the note (1 = directly connected)")
+
+    @classmethod
+    def of(cls, note: RelatedNote) -> RelatedNoteOut:
+        return cls(id=note.id, title=note.title, path=note.path, depth=note.depth)
+
+
+class EdgeStepOut(RelatedNoteOut):
+    direction: Literal["outgoing", "incoming"] = Field(
+        description="outgoing: the note it was reached from is the edge's from_id"
+    )
+    edge: EdgeOut
+
+
+class LinksOut(BaseModel):
+    outgoing: list[RelatedNoteOut]
+    incoming: list[RelatedNoteOut]
+
+
+class ProvenanceOut(BaseModel):
+    derived_from: list[RelatedNoteOut] = Field(description="notes this one derives from")
+    derivatives: list[RelatedNoteOut] = Field(description="notes derived from this one")
+
+
+class RelatedResult(BaseModel):
+    id: str
+    title: str
+    links: LinksOut | None = None
+    provenance: ProvenanceOut | None = None
+    edges: list[EdgeStepOut] | None = None
+
+    @classmethod
+    def of(cls, related: Related) -> RelatedResult:
+        def notes(found: list[RelatedNote] | None) -> list[RelatedNoteOut]:
+            return [RelatedNoteOut.of(n) for n in found or ()]
+
+        result = cls(id=related.id, title=related.title)
+        if related.links_outgoing is not None:
+            result.links = LinksOut(
+                outgoing=notes(related.links_outgoing), incoming=notes(related.links_incoming)
+            )
+        if related.derived_from is not None:
+            result.provenance = ProvenanceOut(
+                derived_from=notes(related.derived_from), derivatives=notes(related.derivatives)
+            )
+        if related.edges is not None:
+            result.edges = [
+                EdgeStepOut(
+                    **RelatedNoteOut.of(step.note).model_dump(),
+                    direction=step.direction,
+                    edge=EdgeOut.of(step.edge),
+                )
+                for step in related.edges
+            ]
+        return result
 
 
 def register(server: FastMCP, app: LithosApp) -> None:
@@ -134,3 +197,24 @@ def register(server: FastMCP, app: LithosApp) -> None:
         )
         edges = await app.edges.find(query)
         return EdgeListResult(edges=[EdgeOut.of(e) for e in edges], count=len(edges))
+
+    @server.tool(annotations=READ_ONLY)
+    async def lithos_related(
+        id: Annotated[NoteId, Field(description="the note to start from")],
+        include: Annotated[
+            list[Include] | None,
+            Field(
+                description="what to follow: links (wiki-links both ways), provenance "
+                "(derived_from_ids up and down), edges (typed edges both ways); default all",
+                max_length=3,
+            ),
+        ] = None,
+        depth: Annotated[int, Field(ge=1, le=3, description="hops to follow, 1 to 3")] = 1,
+    ) -> RelatedResult:
+        """Everything connected to a note in one call: wiki-links (`links`: outgoing and
+        incoming), provenance (`provenance`: derived_from and derivatives) and typed edges
+        (`edges`: each neighbour with the edge that reached it, weight as of now), each walked
+        up to `depth` hops. Kinds not in `include` are omitted. Errors: doc_not_found."""
+        note_id = require_valid_id(id)
+        related = await app.related.related(note_id, tuple(include or INCLUDE_ALL), depth)
+        return RelatedResult.of(related)
