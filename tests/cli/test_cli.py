@@ -37,7 +37,7 @@ def test_reindex_indexes_dropped_in_files_and_stats_counts_them(data_dir: Path, 
     assert run(data_dir, "reindex") == 0
     report = json.loads(capsys.readouterr().out)
     assert report["files"] == 2 and report["ids_assigned"] == 2
-    assert run(data_dir, "stats") == 0
+    assert run(data_dir, "stats", "--json") == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["documents"] == 2 and stats["tags"] == 1
     assert stats["indexes"]["pending_chunks"] == 0 and stats["indexes"]["fulltext_documents"] == 2
@@ -129,7 +129,7 @@ def test_global_options_work_after_the_command_as_the_readme_writes_them(data_di
     (knowledge(data_dir) / "a.md").write_text("# A\n\nbody\n")
     assert main(["reindex", "--data-dir", str(data_dir)]) == 0
     capsys.readouterr()
-    assert main(["stats", "--data-dir", str(data_dir), "-v"]) == 0
+    assert main(["stats", "--data-dir", str(data_dir), "-v", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["documents"] == 1
 
 
@@ -137,7 +137,7 @@ def test_a_global_option_before_the_command_is_not_reset_by_the_command(data_dir
     (knowledge(data_dir) / "a.md").write_text("# A\n\nbody\n")
     run(data_dir, "reindex")
     capsys.readouterr()
-    assert main(["--data-dir", str(data_dir), "stats"]) == 0
+    assert main(["--data-dir", str(data_dir), "stats", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["documents"] == 1
 
 
@@ -176,3 +176,33 @@ def test_version_prints_the_package_version(capsys):
         main(["--version"])
     assert exited.value.code == 0
     assert capsys.readouterr().out.strip() == f"lithos {__version__}"
+
+
+def test_stats_prints_a_table_for_people_by_default(data_dir: Path, capsys):
+    (knowledge(data_dir) / "a.md").write_text("---\ntitle: A\ntags: [x]\n---\nbody\n")
+    run(data_dir, "reindex")
+    capsys.readouterr()
+    assert run(data_dir, "stats") == 0
+    rows = {}
+    for line in capsys.readouterr().out.splitlines():
+        name, _, value = line.partition("  ")
+        rows[name.strip()] = value.strip()
+    assert rows["notes"] == "1" and rows["tags"] == "1"
+    assert rows["full-text index"] == "1 notes" and rows["pending chunks"] == "0"
+
+
+def test_search_json_is_the_result_object_for_scripts(data_dir: Path, capsys):
+    (knowledge(data_dir) / "wombat.md").write_text("# Wombats\n\nCube-shaped droppings.\n")
+    run(data_dir, "reindex")
+    capsys.readouterr()
+    assert run(data_dir, "search", "droppings", "--json") == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [hit["path"] for hit in result["results"]] == ["wombat.md"]
+    assert result["mode"] == "fulltext"
+
+
+def test_reindex_also_logs_to_a_file_in_the_data_dir(data_dir: Path, capsys):
+    (knowledge(data_dir) / "a.md").write_text("# A\n\nbody\n")
+    run(data_dir, "reindex")
+    log = (data_dir / ".lithos" / "logs" / "lithos.log").read_text()
+    assert "index check" in log

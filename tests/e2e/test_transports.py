@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import SSETransport, StdioTransport, StreamableHttpTransport
 
+from lithos.cli.main import main
 from tests.e2e.server import ENV, running_server
 from tests.support import call
 
@@ -95,6 +97,9 @@ async def test_stdio_transport_serves_every_tool(tmp_path: Path):
         await exercise(client)
         stats = await call(client, "lithos_stats")
         assert stats["documents"] == 1 and stats["agents"] == 1
+    # Logs never travel on stdout (the MCP channel): stderr and the rotating file get them.
+    log = (tmp_path / "data" / ".lithos" / "logs" / "lithos.log").read_text()
+    assert "serving MCP over stdio" in log
 
 
 @pytest.mark.parametrize("http_server", ["sse"], indirect=True)
@@ -113,3 +118,12 @@ async def test_serve_logs_that_it_creates_a_new_knowledge_base(
     http_server: tuple[str, Path, int], tmp_path: Path
 ):
     assert "creating a new, empty one" in (tmp_path / "server.log").read_text()
+
+
+def test_doctor_recognises_the_port_of_a_running_lithos(http_server: tuple[str, Path, int], capsys):
+    base, data, _ = http_server
+    port = base.rsplit(":", 1)[1]
+    assert main(["doctor", "--data-dir", str(data), "--port", port, "--json"]) == 0
+    checks = {c["name"]: c for c in json.loads(capsys.readouterr().out)}
+    assert checks["port"]["status"] == "ok"
+    assert checks["port"]["detail"].endswith("is served by a running Lithos")

@@ -1,4 +1,4 @@
-"""The ``lithos`` command: serve, stats, search, reindex, validate."""
+"""The ``lithos`` command: serve, stats, search, reindex, validate, doctor."""
 
 from __future__ import annotations
 
@@ -8,12 +8,16 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from lithos import __version__
 from lithos.app import LithosApp
+from lithos.cli.doctor import render, run_checks
+from lithos.cli.logs import LOG_FORMAT, file_log
 from lithos.cli.progress import ProgressBar
+from lithos.cli.tables import render_stats
 from lithos.config import LithosConfig, load_config
 from lithos.errors import DataDirNotFound, LithosError
 from lithos.runtime import limit_malloc_arenas
@@ -68,13 +72,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int)
     serve.add_argument("--no-watch", action="store_true", help="do not watch knowledge/ for edits")
 
-    commands.add_parser("stats", help="print knowledge-base statistics as JSON", parents=shared)
+    stats = commands.add_parser("stats", help="knowledge-base counts", parents=shared)
+    stats.add_argument("--json", action="store_true", help="print JSON for scripts")
 
     search = commands.add_parser("search", help="search the knowledge base", parents=shared)
     search.add_argument("query")
     search.add_argument("--semantic", action="store_true", help="semantic search")
     search.add_argument("--mode", choices=["fulltext", "semantic", "hybrid"])
     search.add_argument("--limit", type=int, default=10)
+    search.add_argument("--json", action="store_true", help="print JSON for scripts")
 
     reindex = commands.add_parser(
         "reindex", help="verify and repair every index from the files", parents=shared
@@ -83,16 +89,21 @@ def build_parser() -> argparse.ArgumentParser:
     reindex.add_argument("--no-embed", action="store_true", help="leave embedding to the server")
 
     commands.add_parser("validate", help="report broken links and bad frontmatter", parents=shared)
+
+    doctor = commands.add_parser(
+        "doctor", help="check the installation and data directory; say how to fix", parents=shared
+    )
+    doctor.add_argument("--json", action="store_true", help="print JSON for scripts")
+    doctor.add_argument("--host", help="the address `lithos serve` would listen on")
+    doctor.add_argument("--port", type=int, help="the port `lithos serve` would listen on")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    level = logging.DEBUG if args.verbose else logging.INFO
+    logging.basicConfig(level=level, stream=sys.stderr, format=LOG_FORMAT)
+    logging.getLogger().setLevel(level)  # also when a host (pytest) configured logging first
     try:
         config = load_config(args.data_dir, args.config, _overrides(args))
         if args.command in NEEDS_EXISTING_DATA and not config.data_dir.is_dir():
@@ -106,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "search": _search,
             "reindex": _reindex,
             "validate": _validate,
+            "doctor": _doctor,
         }[args.command]
         return handler(config, args)
     except LithosError as exc:
@@ -131,11 +143,18 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _serve(config: LithosConfig, args: argparse.Namespace) -> int:
+    limit_malloc_arenas()
+    created = not config.data_dir.exists()
+    with file_log(config.data_dir) as path:
+        if created:
+            log.warning("no knowledge base at %s: creating a new, empty one", config.data_dir)
+        log.info("logging to %s", path)
+        return _run_server(config)
+
+
+def _run_server(config: LithosConfig) -> int:
     from lithos.mcp.server import serve
 
-    limit_malloc_arenas()
-    if not config.data_dir.exists():
-        log.warning("no knowledge base at %s: creating a new, empty one", config.data_dir)
     app = LithosApp(config).open()
     try:
         app.start()
@@ -149,9 +168,13 @@ def _serve(config: LithosConfig, args: argparse.Namespace) -> int:
 def _stats(config: LithosConfig, args: argparse.Namespace) -> int:
     app = LithosApp(config).open(read_only=True)
     try:
-        _print(asyncio.run(app.stats()))
+        stats = asyncio.run(app.stats())
     finally:
         app.close()
+    if args.json:
+        _print(stats)
+    else:
+        print(render_stats(stats))
     return 0
 
 
@@ -162,6 +185,9 @@ def _search(config: LithosConfig, args: argparse.Namespace) -> int:
         result = asyncio.run(app.search.search(args.query, mode=mode, limit=args.limit))
     finally:
         app.close()
+    if args.json:
+        _print(result)
+        return 0
     for hit in result["results"]:
         score = hit.get("similarity", hit.get("score"))
         print(f"{score:.4f}  {hit['path']}  {hit['title']}")
@@ -172,6 +198,11 @@ def _search(config: LithosConfig, args: argparse.Namespace) -> int:
 
 
 def _reindex(config: LithosConfig, args: argparse.Namespace) -> int:
+    with file_log(config.data_dir):
+        return _reindex_logged(config, args)
+
+
+def _reindex_logged(config: LithosConfig, args: argparse.Namespace) -> int:
     app = LithosApp(config).open()
     try:
         files = ProgressBar("files")
@@ -203,6 +234,15 @@ def _validate(config: LithosConfig, args: argparse.Namespace) -> int:
         print(f"{problem.path}: {problem.kind}: {problem.message}")
     print(f"{len(problems)} problem(s)", file=sys.stderr)
     return EXIT_PROBLEMS if problems else 0
+
+
+def _doctor(config: LithosConfig, args: argparse.Namespace) -> int:
+    checks = run_checks(config)
+    if args.json:
+        print(json.dumps([asdict(check) for check in checks], indent=2))
+    else:
+        print(render(checks))
+    return EXIT_PROBLEMS if any(check.status == "fail" for check in checks) else 0
 
 
 def _wait_for_embeddings(app: LithosApp) -> None:
