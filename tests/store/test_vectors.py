@@ -328,3 +328,28 @@ def test_pending_count_counts_chunk_rows_waiting_for_a_vector(
     assert store.pending_count() == 3 == store.counts().pending_chunks
     store.store_embeddings([(chunk_hash("shared"), embedder.vector("shared"))])
     assert store.pending_count() == 1 == store.counts().pending_chunks
+
+
+def test_search_notes_finds_limit_notes_past_a_note_with_many_better_chunks(
+    store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("long", "h", [f"wren wren wren {i}" for i in range(50)])
+    for i in range(4):
+        store.set_note(f"short{i}", f"h{i}", [f"wren nest twig {i}"])
+    embed_pending(store, embedder)
+    hits = store.search_notes(embedder.vector("wren"), 3)
+    assert [h.note_id for h in hits][0] == "long" and len(hits) == 3
+    assert len({h.note_id for h in hits}) == 3
+
+
+def test_search_notes_stops_at_the_threshold_and_at_the_last_chunk(
+    store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("a", "h1", ["finch finch"])
+    store.set_note("b", "h2", ["finch and many other words here"])
+    store.set_note("c", "h3", ["nothing in common"])
+    embed_pending(store, embedder)
+    query = embedder.vector("finch")
+    assert [h.note_id for h in store.search_notes(query, 10)] == ["a", "b", "c"]
+    assert [h.note_id for h in store.search_notes(query, 10, min_similarity=0.9)] == ["a"]
+    assert [h.note_id for h in store.search_notes(query, 10, lambda n: n != "a")] == ["b", "c"]

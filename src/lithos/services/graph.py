@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lithos.domain.links import LinkResolver, Resolution, normalise_target
+from lithos.domain.scope import Scope
 from lithos.errors import DocNotFound
 from lithos.store.catalog import Catalog, CatalogRecord
 
@@ -149,17 +150,28 @@ class LinkGraph:
             }
         )
 
-    def links(self, note_id: str, direction: Direction = "both", depth: int = 1) -> dict[str, Any]:
-        """Notes reachable within ``depth`` hops (1-3), as flat de-duplicated lists."""
+    def links(
+        self,
+        note_id: str,
+        direction: Direction = "both",
+        depth: int = 1,
+        scope: Scope | None = None,
+    ) -> dict[str, Any]:
+        """Notes reachable within ``depth`` hops (1-3), as flat de-duplicated lists.
+
+        Only notes ``scope`` may see (default: an anonymous caller) are listed or walked
+        through, so a hidden note neither appears nor reveals what lies beyond it.
+        """
+        hidden = self._catalog.hidden_ids(scope or Scope())
 
         def walk(links: _Links) -> dict[str, Any]:
             if note_id not in links.titles:
                 raise DocNotFound(f"no note with id {note_id}")
             result: dict[str, Any] = {"id": note_id}
             if direction in ("outgoing", "both"):
-                result["outgoing"] = _walk(links, links.outgoing, note_id, depth)
+                result["outgoing"] = _walk(links, links.outgoing, note_id, depth, hidden)
             if direction in ("incoming", "both"):
-                result["incoming"] = _walk(links, links.incoming, note_id, depth)
+                result["incoming"] = _walk(links, links.incoming, note_id, depth, hidden)
             return result
 
         return self._read(walk)
@@ -179,9 +191,13 @@ class LinkGraph:
 
 
 def _walk(
-    links: _Links, neighbours: Callable[[str], list[str]], start: str, depth: int
+    links: _Links,
+    neighbours: Callable[[str], list[str]],
+    start: str,
+    depth: int,
+    hidden: set[str],
 ) -> list[dict[str, str]]:
-    seen = {start}
+    seen = {start} | hidden
     order: list[dict[str, str]] = []
     frontier = deque([(start, 0)])
     while frontier:

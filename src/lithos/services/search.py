@@ -7,13 +7,14 @@ is warmed in the background at start-up, so the first query does not pay for loa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Collection
+from dataclasses import replace
 from typing import Any, Literal
 
-from lithos.domain.chunks import best_per_note
 from lithos.domain.embedding import Embedder
-from lithos.domain.filters import SearchFilter
+from lithos.domain.filters import SearchFilter, clean_prefix
 from lithos.domain.fusion import convex, reciprocal_rank
+from lithos.domain.scope import Scope
 from lithos.errors import InvalidInput
 from lithos.store.catalog import Catalog
 from lithos.store.fulltext import FullTextIndex
@@ -51,28 +52,34 @@ class SearchService:
         query: str,
         mode: Mode = "fulltext",
         limit: int = 10,
-        tags: Sequence[str] = (),
-        author: str | None = None,
-        path_prefix: str | None = None,
+        search_filter: SearchFilter | None = None,
         threshold: float | None = None,
     ) -> dict[str, Any]:
-        """Ranked notes for ``query``; raises InvalidInput for an empty query."""
+        """Ranked notes for ``query`` that pass ``search_filter`` (default: an anonymous
+        caller's view), at most ``search.max_results`` of them; a larger ``limit`` is cut to
+        it and the result says so in ``limit_capped_to``.
+
+        ``threshold`` is the lowest semantic similarity kept: in semantic mode it defaults to
+        ``search.semantic_threshold``; in hybrid mode it defaults to none and drops weaker
+        semantic candidates before fusion. Raises InvalidInput for an empty query.
+        """
         if not query or not query.strip():
             raise InvalidInput("query must not be empty")
-        limit = max(1, min(limit, self.max_results))
+        search_filter = _cleaned(search_filter or SearchFilter())
+        capped = max(1, min(limit, self.max_results))
         if mode == "fulltext":
-            hits = await asyncio.to_thread(
-                self.fulltext_hits, query, limit, tags, author, path_prefix
-            )
+            hits = await asyncio.to_thread(self.fulltext_hits, query, capped, search_filter)
         elif mode == "semantic":
             hits = await asyncio.to_thread(
-                self.semantic_hits, query, limit, threshold, tags, author, path_prefix
+                self.semantic_hits, query, capped, threshold, search_filter
             )
         else:
             hits = await asyncio.to_thread(
-                self.hybrid_hits, query, limit, tags, author, path_prefix
+                self.hybrid_hits, query, capped, search_filter, threshold or 0.0
             )
         result: dict[str, Any] = {"results": hits, "mode": mode}
+        if capped < limit:
+            result["limit_capped_to"] = capped
         if mode != "fulltext":
             pending = self.vectors.pending_count()
             if pending:
@@ -83,20 +90,24 @@ class SearchService:
         self,
         query: str,
         limit: int,
-        tags: Sequence[str] = (),
-        author: str | None = None,
-        path_prefix: str | None = None,
+        search_filter: SearchFilter | None = None,
         syntax: bool = True,
         highlight: int | None = None,
     ) -> list[dict[str, Any]]:
+        """The ``limit`` best BM25 hits that pass ``search_filter``, filtered inside the
+        query: tags, author and path by the index, the rest by ids from the catalog."""
+        search_filter = search_filter or SearchFilter()
+        only_ids, exclude_ids = self._id_filter(search_filter)
         hits = self.fulltext.search(
             query,
             limit=limit,
-            tags=tags,
-            author=author,
-            path_prefix=path_prefix,
+            tags=search_filter.tags,
+            author=search_filter.author,
+            path_prefix=search_filter.path_prefix,
             syntax=syntax,
             highlight=highlight,
+            only_ids=only_ids,
+            exclude_ids=exclude_ids,
         )
         return [
             {"id": h.id, "title": h.title, "path": h.path, "snippet": h.snippet, "score": h.score}
@@ -108,16 +119,14 @@ class SearchService:
         query: str,
         limit: int,
         threshold: float | None = None,
-        tags: Sequence[str] = (),
-        author: str | None = None,
-        path_prefix: str | None = None,
+        search_filter: SearchFilter | None = None,
     ) -> list[dict[str, Any]]:
+        """The ``limit`` notes whose best chunk is most similar to ``query``, at or above
+        ``threshold``, among the notes that pass ``search_filter``."""
         cutoff = self.default_threshold if threshold is None else threshold
-        allowed = self._allowed(tags, author, path_prefix)
+        note_filter = self._note_filter(search_filter or SearchFilter())
         vector = self.embedder.embed([query])[0]
-        note_filter = None if allowed is None else allowed.__contains__
-        chunk_hits = self.vectors.search(vector, limit * 4, note_filter)
-        best = [hit for hit in best_per_note(chunk_hits, limit) if hit.similarity >= cutoff]
+        best = self.vectors.search_notes(vector, limit, note_filter, cutoff)
         entries = self.catalog.get_many([hit.note_id for hit in best])
         results = []
         for hit in best:
@@ -139,15 +148,12 @@ class SearchService:
         self,
         query: str,
         limit: int,
-        tags: Sequence[str] = (),
-        author: str | None = None,
-        path_prefix: str | None = None,
+        search_filter: SearchFilter | None = None,
+        threshold: float = 0.0,
     ) -> list[dict[str, Any]]:
         """Fusion of the full-text (query read as plain words) and semantic rankings."""
-        text = self.fulltext_hits(
-            query, CANDIDATES, tags, author, path_prefix, syntax=False, highlight=limit
-        )
-        semantic = self.semantic_hits(query, CANDIDATES, 0.0, tags, author, path_prefix)
+        text = self.fulltext_hits(query, CANDIDATES, search_filter, syntax=False, highlight=limit)
+        semantic = self.semantic_hits(query, CANDIDATES, threshold, search_filter)
         text_ranking = [(h["id"], h["score"]) for h in text]
         semantic_ranking = [(h["id"], h["similarity"]) for h in semantic]
         if self.fusion == "rrf":
@@ -169,14 +175,30 @@ class SearchService:
             results.append(result)
         return results
 
-    def _allowed(
-        self, tags: Sequence[str], author: str | None, path_prefix: str | None
-    ) -> set[str] | None:
-        if not tags and not author and not path_prefix:
-            return None
-        return self.catalog.ids(
-            SearchFilter(path_prefix=path_prefix, tags=tuple(tags), author=author, scope=None)
-        )
+    def tags(self, scope: Scope | None = None) -> dict[str, Any]:
+        """Notes per tag, counting only the notes ``scope`` may see (default: anonymous)."""
+        return {"tags": self.catalog.tag_counts(scope or Scope())}
 
-    def tags(self) -> dict[str, Any]:
-        return {"tags": self.catalog.tag_counts()}
+    def _id_filter(self, search_filter: SearchFilter) -> tuple[set[str] | None, Collection[str]]:
+        """(ids a store must keep to, or None; ids it must leave out) for the parts of the
+        filter a store cannot check from its own fields. The hidden set is usually small."""
+        if search_filter.needs_catalog:
+            return self.catalog.ids(search_filter), ()
+        if search_filter.scope is None:
+            return None, ()
+        return None, self.catalog.hidden_ids(search_filter.scope)
+
+    def _note_filter(self, search_filter: SearchFilter) -> Callable[[str], bool] | None:
+        if search_filter.narrows:
+            return self.catalog.ids(search_filter).__contains__
+        if search_filter.scope is None:
+            return None
+        hidden = self.catalog.hidden_ids(search_filter.scope)
+        return (lambda note_id: note_id not in hidden) if hidden else None
+
+
+def _cleaned(search_filter: SearchFilter) -> SearchFilter:
+    prefix = clean_prefix(search_filter.path_prefix)
+    if prefix == search_filter.path_prefix:
+        return search_filter
+    return replace(search_filter, path_prefix=prefix)

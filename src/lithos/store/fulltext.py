@@ -19,7 +19,7 @@ import fcntl
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -227,6 +227,8 @@ class FullTextIndex:
         path_prefix: str | None = None,
         syntax: bool = True,
         highlight: int | None = None,
+        only_ids: Collection[str] | None = None,
+        exclude_ids: Collection[str] = (),
     ) -> list[FullTextHit]:
         """Best ``limit`` documents for ``query`` by BM25 over title and content.
 
@@ -238,7 +240,8 @@ class FullTextIndex:
         saves time when a caller keeps only a few of many candidates.
 
         Filters narrow the search inside the index: every tag in ``tags`` must be present,
-        ``author`` must match exactly, and ``path`` must start with ``path_prefix``. Raises
+        ``author`` must match exactly, ``path`` must start with ``path_prefix``, the id must be
+        in ``only_ids`` when given and must not be in ``exclude_ids``. Raises
         :class:`~lithos.errors.InvalidInput` for an empty query or a ``limit`` below 1.
         """
         if not query.strip():
@@ -247,7 +250,10 @@ class FullTextIndex:
             raise InvalidInput(f"limit must be at least 1, got {limit}.")
         text_query = self._parse(query) if syntax else self._words(query)
         searcher = self._searcher()
-        filtered = self._with_filters(text_query, tags, author, path_prefix)
+        filtered = self._with_filters(text_query, tags, author, path_prefix, only_ids)
+        if exclude_ids:
+            excluded = Query.term_set_query(self._schema, "id", list(exclude_ids))
+            filtered = Query.boolean_query([(Occur.Must, filtered), (Occur.MustNot, excluded)])
         hits = searcher.search(filtered, limit=limit, count=False).hits
         if not hits:
             return []
@@ -326,9 +332,18 @@ class FullTextIndex:
         return self._index.parse_query(" ".join(words), SEARCH_FIELDS, field_boosts=boosts)
 
     def _with_filters(
-        self, text_query: Query, tags: Sequence[str], author: str | None, path_prefix: str | None
+        self,
+        text_query: Query,
+        tags: Sequence[str],
+        author: str | None,
+        path_prefix: str | None,
+        only_ids: Collection[str] | None,
     ) -> Query:
+        if only_ids is not None and not only_ids:
+            return Query.empty_query()
         filters = [Query.term_query(self._schema, "tags", tag, "basic") for tag in tags]
+        if only_ids is not None:
+            filters.append(Query.term_set_query(self._schema, "id", list(only_ids)))
         if author is not None:
             filters.append(Query.term_query(self._schema, "author", author, "basic"))
         if path_prefix:

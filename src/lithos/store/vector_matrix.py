@@ -72,26 +72,54 @@ class ChunkMatrix:
     ) -> list[tuple[str, int, str, float]]:
         """``(note_id, chunk_index, chunk_hash, similarity)`` of the best ``limit`` rows whose
         note is in ``allowed`` (every note when ``None``), best first."""
-        codes = self._note_codes[: self._size]
-        if allowed is None:
-            candidates = np.flatnonzero(codes >= 0)
-        else:
-            # One flag per note code plus a last, False one that the -1 of free rows indexes.
-            flags = np.zeros(len(self._code_of) + len(self._free_codes) + 1, dtype=bool)
-            flags[[self._code_of[note] for note in allowed if note in self._code_of]] = True
-            candidates = np.flatnonzero(flags[codes])
+        candidates = self._candidates(allowed)
         if candidates.size == 0:
             return []
         scores = self._scores(query)[candidates]
-        k = min(limit, candidates.size)
-        best = np.argpartition(-scores, k - 1)[:k] if k < candidates.size else np.arange(k)
-        best = best[np.argsort(-scores[best], kind="stable")]
-        ranked = []
-        for position in best:
-            key = self._keys[candidates[position]]
-            assert key is not None
-            ranked.append((*key, min(1.0, max(0.0, float(scores[position])))))
-        return ranked
+        best = _best(scores, limit)
+        return [self._ranked(candidates[p], scores[p]) for p in best]
+
+    def top_notes(
+        self, query: np.ndarray, limit: int, allowed: set[str] | None, min_similarity: float
+    ) -> list[tuple[str, int, str, float]]:
+        """The best row of each of the ``limit`` notes whose best row is most similar, best
+        first, leaving out notes below ``min_similarity``.
+
+        Rows are taken in score order, more of them each round, until ``limit`` distinct notes
+        are found, the rows fall below ``min_similarity`` or none are left: a note with many
+        similar chunks cannot crowd the others out of the result.
+        """
+        candidates = self._candidates(allowed)
+        if candidates.size == 0 or limit <= 0:
+            return []
+        scores = self._scores(query)[candidates]
+        codes = self._note_codes[candidates]
+        k = min(limit * 4, candidates.size)
+        while True:
+            best = _best(scores, k)
+            _, first = np.unique(codes[best], return_index=True)
+            exhausted = k == candidates.size or scores[best[-1]] < min_similarity
+            if first.size >= limit or exhausted:
+                break
+            k = min(k * 4, candidates.size)
+        positions = best[np.sort(first)][:limit]
+        return [
+            self._ranked(candidates[p], scores[p]) for p in positions if scores[p] >= min_similarity
+        ]
+
+    def _candidates(self, allowed: set[str] | None) -> np.ndarray:
+        codes = self._note_codes[: self._size]
+        if allowed is None:
+            return np.flatnonzero(codes >= 0)
+        # One flag per note code plus a last, False one that the -1 of free rows indexes.
+        flags = np.zeros(len(self._code_of) + len(self._free_codes) + 1, dtype=bool)
+        flags[[self._code_of[note] for note in allowed if note in self._code_of]] = True
+        return np.flatnonzero(flags[codes])
+
+    def _ranked(self, row: int, score: float) -> tuple[str, int, str, float]:
+        key = self._keys[row]
+        assert key is not None
+        return (*key, min(1.0, max(0.0, float(score))))
 
     def _scores(self, query: np.ndarray) -> np.ndarray:
         # Block by block: OpenBLAS runs a matrix-vector product on several threads from about
@@ -124,3 +152,10 @@ class ChunkMatrix:
             code = self._free_codes.pop() if self._free_codes else len(self._code_of)
             self._code_of[note_id] = code
         return code
+
+
+def _best(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` highest scores, highest first (ties in position order)."""
+    k = min(k, scores.size)
+    best = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(k)
+    return best[np.argsort(-scores[best], kind="stable")]

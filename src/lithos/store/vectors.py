@@ -213,18 +213,43 @@ class VectorStore:
         Raises ``ValueError`` for a query of the wrong shape.
         """
         unit = _unit(query, self.dimension)
+        return self._ranked(limit, note_filter, lambda m, allowed: m.top(unit, limit, allowed))
+
+    def search_notes(
+        self,
+        query: np.ndarray,
+        limit: int,
+        note_filter: Callable[[str], bool] | None = None,
+        min_similarity: float = 0.0,
+    ) -> list[ChunkHit]:
+        """The best chunk of each of the ``limit`` notes most similar to ``query``, best first,
+        leaving out notes whose best chunk is below ``min_similarity``.
+
+        Returns ``limit`` notes whenever that many pass the filter and the threshold, however
+        many chunks each note has. Raises ``ValueError`` for a query of the wrong shape.
+        """
+        unit = _unit(query, self.dimension)
+        return self._ranked(
+            limit,
+            note_filter,
+            lambda m, allowed: m.top_notes(unit, limit, allowed, min_similarity),
+        )
+
+    def _ranked(
+        self,
+        limit: int,
+        note_filter: Callable[[str], bool] | None,
+        rank: Callable[[ChunkMatrix, set[str] | None], list[tuple[str, int, str, float]]],
+    ) -> list[ChunkHit]:
         if limit <= 0:
             return []
-        allowed: set[str] | None = None
-        if note_filter is not None:
-            # The filter is caller code: run it outside the lock, which a write may be waiting on.
-            allowed = {note for note in self._note_ids() if note_filter(note)}
+        allowed = self._allowed(note_filter)
         ranked: list[tuple[str, int, str, float]] | None = None
         while ranked is None:
             self.warm()
             with self._lock:
                 if self._matrix is not None:  # else a failed write just dropped it: reload
-                    ranked = self._matrix.top(unit, limit, allowed)
+                    ranked = rank(self._matrix, allowed)
         return self._db.call(lambda conn: _hits(conn, ranked))
 
     def warm(self) -> None:
@@ -290,6 +315,12 @@ class VectorStore:
         matrix = ChunkMatrix(self.dimension, keys, vectors)
         with self._lock:
             self._matrix = matrix
+
+    def _allowed(self, note_filter: Callable[[str], bool] | None) -> set[str] | None:
+        if note_filter is None:
+            return None
+        # The filter is caller code: run it outside the lock, which a write may be waiting on.
+        return {note for note in self._note_ids() if note_filter(note)}
 
     def _note_ids(self) -> list[str]:
         self.warm()

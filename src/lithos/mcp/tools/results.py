@@ -105,6 +105,7 @@ class SearchResult(TypedDict):
     results: list[SearchHit]
     mode: Literal["fulltext", "semantic", "hybrid"]
     pending_chunks: NotRequired[int]
+    limit_capped_to: NotRequired[int]
 
 
 @with_config(OPEN)
