@@ -338,7 +338,7 @@ def test_search_notes_finds_limit_notes_past_a_note_with_many_better_chunks(
         store.set_note(f"short{i}", f"h{i}", [f"wren nest twig {i}"])
     embed_pending(store, embedder)
     hits = store.search_notes(embedder.vector("wren"), 3)
-    assert [h.note_id for h in hits][0] == "long" and len(hits) == 3
+    assert hits[0].note_id == "long" and len(hits) == 3
     assert len({h.note_id for h in hits}) == 3
 
 
