@@ -19,6 +19,7 @@ from lithos.domain.embedding import Embedder
 from lithos.domain.timestamps import utc_now
 from lithos.runtime import release_free_memory
 from lithos.services.agents import AgentRegistry
+from lithos.services.conflicts import ConflictService
 from lithos.services.coordination import CoordinationService
 from lithos.services.edge_projection import FrontmatterEdges
 from lithos.services.edges import EdgeService
@@ -123,6 +124,9 @@ class LithosApp:
             self.graph,
             clock=self.clock,
             link_strength=cfg.lcma.edges.link_strength,
+        )
+        self.conflicts = ConflictService(
+            self.edge_store, self.knowledge, self.catalog, self.files, self.clock
         )
         self.related = RelatedService(self.graph, self.catalog, self.edge_store, self.clock)
         self.search = SearchService(

@@ -191,6 +191,10 @@ class EdgeStore(Protocol):
 
     def conflicts(self, query: ConflictFilter, now: datetime) -> list[Conflict]: ...
 
+    def history(self, edge_ids: Sequence[str]) -> dict[str, tuple[ConflictEvent, ...]]:
+        """Each conflict's events, oldest first."""
+        ...
+
     def source_hashes(self) -> dict[str, str]:
         """The file version whose frontmatter was last read, by note."""
         ...

@@ -1,4 +1,5 @@
-"""Typed-edge tools: lithos_edge_upsert, lithos_edge_list, lithos_related."""
+"""Typed-edge tools: lithos_edge_upsert, lithos_edge_list, lithos_related, lithos_conflicts,
+lithos_conflict_resolve."""
 
 from __future__ import annotations
 
@@ -9,11 +10,16 @@ from pydantic import BaseModel, Field
 
 from lithos.domain.edges import (
     DEFAULT_NAMESPACE,
+    Conflict,
+    ConflictFilter,
+    ConflictResolution,
+    ConflictState,
     Edge,
     EdgeFilter,
     EdgeType,
     EdgeUpsert,
     Provenance,
+    Resolution,
 )
 from lithos.domain.notes import require_valid_id
 from lithos.domain.timestamps import format_timestamp
@@ -139,6 +145,56 @@ class RelatedResult(BaseModel):
         return result
 
 
+class ConflictEventOut(BaseModel):
+    state: ConflictState
+    actor: str | None
+    at: str
+    winner_id: str | None = None
+    note: str | None = None
+
+
+class ConflictOut(BaseModel):
+    edge_id: str
+    state: ConflictState
+    from_id: str
+    to_id: str
+    namespace: str
+    edge: EdgeOut
+    history: list[ConflictEventOut] = Field(description="every state it was in, oldest first")
+
+    @classmethod
+    def of(cls, conflict: Conflict) -> ConflictOut:
+        edge = conflict.edge
+        return cls(
+            edge_id=edge.edge_id,
+            state=conflict.state,
+            from_id=edge.from_id,
+            to_id=edge.to_id,
+            namespace=edge.namespace,
+            edge=EdgeOut.of(edge),
+            history=[
+                ConflictEventOut(
+                    state=e.state,
+                    actor=e.actor,
+                    at=format_timestamp(e.at),
+                    winner_id=e.winner_id,
+                    note=e.note,
+                )
+                for e in conflict.history
+            ],
+        )
+
+
+class ConflictListResult(BaseModel):
+    conflicts: list[ConflictOut]
+    count: int
+
+
+class ConflictResolveResult(BaseModel):
+    status: Literal["resolved"] = "resolved"
+    conflict: ConflictOut
+
+
 def register(server: FastMCP, app: LithosApp) -> None:
     @server.tool(annotations=tool_hints())
     async def lithos_edge_upsert(
@@ -218,3 +274,50 @@ def register(server: FastMCP, app: LithosApp) -> None:
         note_id = require_valid_id(id)
         related = await app.related.related(note_id, tuple(include or INCLUDE_ALL), depth)
         return RelatedResult.of(related)
+
+    @server.tool(annotations=READ_ONLY)
+    async def lithos_conflicts(
+        state: Annotated[
+            ConflictState | None, Field(description="only conflicts in this state")
+        ] = None,
+        namespace: Annotated[
+            Namespace | None, Field(description="only conflicts in this namespace")
+        ] = None,
+        note_id: Annotated[
+            NoteId | None, Field(description="only conflicts involving this note")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=1000, description="most conflicts to return")] = 100,
+    ) -> ConflictListResult:
+        """List contradictions as conflicts (a `contradicts` edge each), most recently changed
+        first, with their history. `unreviewed` ones await a decision through
+        lithos_conflict_resolve. Returns {conflicts: [...], count}."""
+        found = await app.conflicts.find(ConflictFilter(state, namespace, note_id, limit))
+        return ConflictListResult(conflicts=[ConflictOut.of(c) for c in found], count=len(found))
+
+    @server.tool(annotations=tool_hints())
+    async def lithos_conflict_resolve(
+        edge_id: Annotated[
+            str, Field(min_length=1, max_length=100, description="the contradicts edge's id")
+        ],
+        resolution: Annotated[
+            Resolution,
+            Field(
+                description="accepted_dual (both stand), superseded (winner_id replaces the "
+                "other), refuted (one is wrong), merged (combined into one note)"
+            ),
+        ],
+        resolver: Annotated[AgentId, Field(description="who decides (agent or person)")],
+        winner_id: Annotated[
+            NoteId | None,
+            Field(description="the note that stands; required for superseded"),
+        ] = None,
+        note: Annotated[
+            str | None, Field(max_length=2_000, description="why, kept in the history")
+        ] = None,
+    ) -> ConflictResolveResult:
+        """Decide a conflict. `superseded` writes `supersedes: <the other note>` into the
+        winner's frontmatter (as `resolver`). The decision is appended to the conflict's
+        history; deciding again is allowed and recorded too. Errors: edge_not_found,
+        invalid_input (not a contradiction, missing or foreign winner_id), doc_not_found."""
+        decision = ConflictResolution(edge_id, resolution, resolver, winner_id, note)
+        return ConflictResolveResult(conflict=ConflictOut.of(await app.conflicts.resolve(decision)))
