@@ -26,6 +26,7 @@ async def test_neighbours_come_strongest_first_without_contradictions(app: Litho
     assert [(n.note_id, n.weight) for n in found] == [(c, 0.8), (b, 0.3)]
     asked = app.edges.neighbours([a], types=["contradicts"])
     assert [n.note_id for n in asked] == [d]
+    assert [n.note_id for n in app.edges.neighbours([a], hidden={c})] == [b]
 
 
 async def test_coherence_is_the_mean_pair_strength_from_edges_and_links(app: LithosApp):

@@ -93,6 +93,7 @@ class EdgeFilter:
     type: EdgeType | None = None
     namespace: str | None = None
     limit: int = 100
+    hidden: frozenset[str] = frozenset()  # notes the caller may not see: their edges are left out
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,7 @@ class ConflictFilter:
     namespace: str | None = None
     note_id: str | None = None
     limit: int = 100
+    hidden: frozenset[str] = frozenset()  # notes the caller may not see: their conflicts too
 
 
 @dataclass(frozen=True)

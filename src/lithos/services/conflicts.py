@@ -11,6 +11,7 @@ import asyncio
 import itertools
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from lithos.domain.contradictions import contradiction_signal
@@ -23,6 +24,7 @@ from lithos.domain.edges import (
 )
 from lithos.domain.frontmatter import FrontmatterError
 from lithos.domain.notes import parse_note, require_valid_id
+from lithos.domain.scope import Scope
 from lithos.errors import EdgeNotFound, InvalidInput
 from lithos.services.knowledge import KnowledgeService, WriteRequest
 from lithos.store.catalog import Catalog
@@ -89,12 +91,13 @@ class ConflictService:
             raise EdgeNotFound(f"no edge with id {decision.edge_id}")
         return resolved
 
-    async def find(self, query: ConflictFilter) -> list[Conflict]:
-        """Conflicts matching every given filter, most recently changed first."""
+    async def find(self, query: ConflictFilter, scope: Scope | None = None) -> list[Conflict]:
+        """Conflicts matching every given filter, most recently changed first, leaving out
+        those of notes ``scope`` may not see (default: an anonymous caller)."""
         if query.note_id is not None:
-            query = ConflictFilter(
-                query.state, query.namespace, require_valid_id(query.note_id), query.limit
-            )
+            query = replace(query, note_id=require_valid_id(query.note_id))
+        hidden = await asyncio.to_thread(self._catalog.hidden_ids, scope or Scope())
+        query = replace(query, hidden=frozenset(hidden))
         return await asyncio.to_thread(self._store.conflicts, query, self._clock())
 
     def conflicts_among(

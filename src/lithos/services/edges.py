@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from lithos.domain.edges import EDGE_TYPES, Edge, EdgeFilter, EdgeUpsert
 from lithos.domain.notes import require_valid_id
+from lithos.domain.scope import Scope
 from lithos.domain.timestamps import utc_now
 from lithos.errors import DocNotFound, EdgeNotFound, InvalidInput
 from lithos.services.graph import LinkGraph
@@ -70,10 +71,13 @@ class EdgeService:
                 raise DocNotFound(f"no note with id {note_id}")
         return self.store.upsert([request], self.clock())[0]
 
-    async def find(self, query: EdgeFilter) -> list[Edge]:
-        """Edges matching every given filter, strongest (as of now) first."""
+    async def find(self, query: EdgeFilter, scope: Scope | None = None) -> list[Edge]:
+        """Edges matching every given filter, strongest (as of now) first, leaving out edges
+        of notes ``scope`` may not see (default: an anonymous caller)."""
+        hidden = await asyncio.to_thread(self.catalog.hidden_ids, scope or Scope())
         query = replace(
             query,
+            hidden=frozenset(hidden),
             from_id=None if query.from_id is None else require_valid_id(query.from_id),
             to_id=None if query.to_id is None else require_valid_id(query.to_id),
         )
@@ -94,17 +98,22 @@ class EdgeService:
         types: Sequence[str] | None = None,
         limit: int = 50,
         exclude_seeds: bool = True,
+        hidden: Collection[str] = (),
     ) -> list[Neighbour]:
         """Notes joined to any of ``note_ids`` by a typed edge, strongest edge first, each note
-        once (by its strongest edge). ``contradicts`` edges count only when asked for by
+        once (by its strongest edge), none of ``hidden`` (the caller's
+        ``catalog.hidden_ids(scope)``). ``contradicts`` edges count only when asked for by
         ``types``: a contradiction is no reason to retrieve a note alongside another."""
         seeds = set(note_ids)
+        unseen = set(hidden)
         wanted = types if types is not None else [t for t in EDGE_TYPES if t != "contradicts"]
         edges = self.store.touching(list(seeds), self.clock(), namespaces, wanted)
         found: dict[str, Neighbour] = {}
         for edge in edges:
             for seed, other in ((edge.from_id, edge.to_id), (edge.to_id, edge.from_id)):
-                if seed not in seeds or (exclude_seeds and other in seeds) or other in found:
+                if seed not in seeds or other in found or other in unseen:
+                    continue
+                if exclude_seeds and other in seeds:
                     continue
                 found[other] = Neighbour(other, seed, edge.weight, edge)
         return sorted(found.values(), key=lambda n: (-n.weight, n.note_id))[:limit]

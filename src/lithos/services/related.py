@@ -1,5 +1,6 @@
 """Everything connected to a note in one walk: wiki-links, provenance and typed edges.
 
+Only notes the caller may see (:mod:`lithos.domain.scope`) are listed or walked through.
 Each kind is walked breadth-first up to ``depth`` hops (1-3) on its own graph: links in both
 directions, provenance up (``derived_from_ids``) and down (notes derived from it), typed edges
 in both directions. Every note reached is reported once per kind, at the hop it was first
@@ -15,6 +16,7 @@ from datetime import datetime
 from typing import Literal
 
 from lithos.domain.edges import Edge
+from lithos.domain.scope import Scope
 from lithos.errors import DocNotFound
 from lithos.services.graph import LinkGraph
 from lithos.store.catalog import Catalog
@@ -67,30 +69,39 @@ class RelatedService:
         self._clock = clock
 
     async def related(
-        self, note_id: str, include: Collection[Include] = INCLUDE_ALL, depth: int = 1
+        self,
+        note_id: str,
+        include: Collection[Include] = INCLUDE_ALL,
+        depth: int = 1,
+        scope: Scope | None = None,
     ) -> Related:
-        """What is connected to the note, by the kinds in ``include``. Raises DocNotFound."""
-        return await asyncio.to_thread(self._related, note_id, set(include), depth)
+        """What is connected to the note, by the kinds in ``include``. Notes ``scope`` may not
+        see (default: an anonymous caller) are neither listed nor walked through. Raises
+        DocNotFound."""
+        return await asyncio.to_thread(self._related, note_id, set(include), depth, scope)
 
-    def _related(self, note_id: str, include: set[Include], depth: int) -> Related:
+    def _related(
+        self, note_id: str, include: set[Include], depth: int, scope: Scope | None
+    ) -> Related:
         entry = self._catalog.get(note_id)
         if entry is None:
             raise DocNotFound(f"no note with id {note_id}")
+        hidden = self._catalog.hidden_ids(scope or Scope()) - {note_id}
         result = Related(id=note_id, title=entry.title)
         if "links" in include:
             result = replace(
                 result,
-                links_outgoing=self._walk(note_id, depth, self._graph.outgoing_ids),
-                links_incoming=self._walk(note_id, depth, self._graph.incoming_ids),
+                links_outgoing=self._walk(note_id, depth, self._graph.outgoing_ids, hidden),
+                links_incoming=self._walk(note_id, depth, self._graph.incoming_ids, hidden),
             )
         if "provenance" in include:
             result = replace(
                 result,
-                derived_from=self._walk(note_id, depth, self._catalog.derived_from),
-                derivatives=self._walk(note_id, depth, self._catalog.derivatives),
+                derived_from=self._walk(note_id, depth, self._catalog.derived_from, hidden),
+                derivatives=self._walk(note_id, depth, self._catalog.derivatives, hidden),
             )
         if "edges" in include:
-            result = replace(result, edges=self._edge_walk(note_id, depth))
+            result = replace(result, edges=self._edge_walk(note_id, depth, hidden))
         return result
 
     def _walk(
@@ -98,8 +109,9 @@ class RelatedService:
         start: str,
         depth: int,
         step: Callable[[Sequence[str]], dict[str, list[str]]],
+        hidden: set[str],
     ) -> list[RelatedNote]:
-        seen = {start}
+        seen = {start} | hidden
         found: list[tuple[str, int]] = []
         frontier = [start]
         for hop in range(1, depth + 1):
@@ -114,9 +126,9 @@ class RelatedService:
                 break
         return self._notes(found)
 
-    def _edge_walk(self, start: str, depth: int) -> list[EdgeStep]:
+    def _edge_walk(self, start: str, depth: int, hidden: set[str]) -> list[EdgeStep]:
         now = self._clock()
-        seen = {start}
+        seen = {start} | hidden
         steps: list[tuple[str, int, Edge, Literal["outgoing", "incoming"]]] = []
         frontier = [start]
         for hop in range(1, depth + 1):

@@ -272,6 +272,7 @@ class SqliteEdgeStore:
             if value is not None:
                 where.append(f"edges.{column} = :{column}")
                 params[column] = value
+        where.extend(_excluding(query.hidden, params))
         return self._select(" AND ".join(where), params, now, limit=query.limit)
 
     def touching(
@@ -405,6 +406,7 @@ class SqliteEdgeStore:
         if query.note_id is not None:
             where.append("(edges.from_id = :note_id OR edges.to_id = :note_id)")
             params["note_id"] = query.note_id
+        where.extend(_excluding(query.hidden, params))
         params["limit"] = query.limit
         return self._db.call(
             lambda conn: self._conflicts(conn, " AND ".join(where), params, now, limited=True)
@@ -603,6 +605,14 @@ def _history(
             )
         )
     return {k: tuple(v) for k, v in found.items()}
+
+
+def _excluding(hidden: frozenset[str], params: dict[str, Any]) -> list[str]:
+    """Conditions leaving out edges that touch any ``hidden`` note."""
+    if not hidden:
+        return []
+    marks = _placeholders("hidden", sorted(hidden), params)
+    return [f"edges.from_id NOT IN ({marks})", f"edges.to_id NOT IN ({marks})"]
 
 
 def _placeholders(prefix: str, values: Iterable[str], params: dict[str, Any]) -> str:

@@ -23,7 +23,15 @@ from lithos.domain.edges import (
 )
 from lithos.domain.notes import require_valid_id
 from lithos.domain.timestamps import format_timestamp
-from lithos.mcp.tools.types import READ_ONLY, AgentId, NoteId, tool_hints
+from lithos.mcp.tools.types import (
+    READ_ONLY,
+    AgentId,
+    CallerAgent,
+    CallerTask,
+    NoteId,
+    caller_scope,
+    tool_hints,
+)
 from lithos.services.related import INCLUDE_ALL, Include, Related, RelatedNote
 
 if TYPE_CHECKING:
@@ -245,13 +253,16 @@ def register(server: FastMCP, app: LithosApp) -> None:
             Namespace | None, Field(description="only edges in this namespace")
         ] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="most edges to return")] = 100,
+        agent_id: CallerAgent = None,
+        task_id: CallerTask = None,
     ) -> EdgeListResult:
         """List typed edges matching every given filter, strongest first; weights are as of
-        now (unused edges decay). Returns {edges: [...], count}."""
+        now (unused edges decay). Edges of notes you may not see are left out.
+        Returns {edges: [...], count}."""
         query = EdgeFilter(
             from_id=from_id, to_id=to_id, type=type, namespace=namespace, limit=limit
         )
-        edges = await app.edges.find(query)
+        edges = await app.edges.find(query, caller_scope(agent_id, task_id))
         return EdgeListResult(edges=[EdgeOut.of(e) for e in edges], count=len(edges))
 
     @server.tool(annotations=READ_ONLY)
@@ -266,13 +277,17 @@ def register(server: FastMCP, app: LithosApp) -> None:
             ),
         ] = None,
         depth: Annotated[int, Field(ge=1, le=3, description="hops to follow, 1 to 3")] = 1,
+        agent_id: CallerAgent = None,
+        task_id: CallerTask = None,
     ) -> RelatedResult:
         """Everything connected to a note in one call: wiki-links (`links`: outgoing and
         incoming), provenance (`provenance`: derived_from and derivatives) and typed edges
         (`edges`: each neighbour with the edge that reached it, weight as of now), each walked
-        up to `depth` hops. Kinds not in `include` are omitted. Errors: doc_not_found."""
+        up to `depth` hops. Only notes you may see are listed or walked through. Kinds not in
+        `include` are omitted. Errors: doc_not_found."""
         note_id = require_valid_id(id)
-        related = await app.related.related(note_id, tuple(include or INCLUDE_ALL), depth)
+        scope = caller_scope(agent_id, task_id)
+        related = await app.related.related(note_id, tuple(include or INCLUDE_ALL), depth, scope)
         return RelatedResult.of(related)
 
     @server.tool(annotations=READ_ONLY)
@@ -287,11 +302,15 @@ def register(server: FastMCP, app: LithosApp) -> None:
             NoteId | None, Field(description="only conflicts involving this note")
         ] = None,
         limit: Annotated[int, Field(ge=1, le=1000, description="most conflicts to return")] = 100,
+        agent_id: CallerAgent = None,
+        task_id: CallerTask = None,
     ) -> ConflictListResult:
         """List contradictions as conflicts (a `contradicts` edge each), most recently changed
         first, with their history. `unreviewed` ones await a decision through
-        lithos_conflict_resolve. Returns {conflicts: [...], count}."""
-        found = await app.conflicts.find(ConflictFilter(state, namespace, note_id, limit))
+        lithos_conflict_resolve. Conflicts of notes you may not see are left out.
+        Returns {conflicts: [...], count}."""
+        query = ConflictFilter(state, namespace, note_id, limit)
+        found = await app.conflicts.find(query, caller_scope(agent_id, task_id))
         return ConflictListResult(conflicts=[ConflictOut.of(c) for c in found], count=len(found))
 
     @server.tool(annotations=tool_hints())
