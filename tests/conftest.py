@@ -69,3 +69,12 @@ def app(data_dir: Path) -> Iterator[LithosApp]:
 async def client(app: LithosApp) -> AsyncIterator[Client]:
     async with Client(create_server(app)) as connected:
         yield connected
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--fault-full",
+        action="store_true",
+        default=False,
+        help="run the long form of the fault suite (more kill -9 cycles)",
+    )

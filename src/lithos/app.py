@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from lithos.config import LithosConfig
 from lithos.domain.edges import DecayCurve, DecayPolicy, EdgeRules
 from lithos.domain.embedding import Embedder
 from lithos.domain.timestamps import utc_now
+from lithos.errors import LithosError
 from lithos.runtime import release_free_memory
 from lithos.services.agents import AgentRegistry
 from lithos.services.conflicts import ConflictService
@@ -28,19 +30,23 @@ from lithos.services.graph import LinkGraph
 from lithos.services.indexing import Indexer, Progress, ReconcileReport
 from lithos.services.knowledge import KnowledgeService
 from lithos.services.related import RelatedService
+from lithos.services.repair import RepairWorker
 from lithos.services.search import SearchService
 from lithos.services.watcher import KnowledgeWatcher
 from lithos.store.catalog import Catalog
 from lithos.store.coordination import COORDINATION_MIGRATIONS
-from lithos.store.edges import SqliteEdgeStore
+from lithos.store.edges import EDGE_MIGRATIONS, SqliteEdgeStore
 from lithos.store.embedder import create_embedder
-from lithos.store.fulltext import FullTextIndex
+from lithos.store.fulltext import FullTextIndex, writer_lock_is_held
+from lithos.store.lifecycle import StoreKeeper, StoreStatus, open_authoritative
 from lithos.store.markdown import KnowledgeFiles
-from lithos.store.sqlite import Database
 from lithos.store.vectors import VectorStore
 
 log = logging.getLogger("lithos")
 FRONTMATTER_ALLOWANCE = 64_000
+COORDINATION_HOLDS = "tasks, claims, findings and the agent registry"
+EDGES_HOLDS = "the typed edges agents and people added, with their learned weights"
+T = TypeVar("T")
 
 
 class LithosApp:
@@ -56,6 +62,7 @@ class LithosApp:
         self.clock = clock
         self._opened = False
         self.watcher: KnowledgeWatcher | None = None
+        self.repair: RepairWorker | None = None
         self.last_reconcile: ReconcileReport | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -68,27 +75,24 @@ class LithosApp:
         # A note file holds up to max_content_bytes of content plus its frontmatter.
         self.max_file_bytes = cfg.storage.max_content_bytes + FRONTMATTER_ALLOWANCE
         self.files = KnowledgeFiles(cfg.knowledge_dir)
-        self.coordination_db = Database(
-            data / ".lithos" / "coordination.db", COORDINATION_MIGRATIONS
+        self.coordination_db = open_authoritative(
+            data / ".lithos" / "coordination.db", COORDINATION_MIGRATIONS, COORDINATION_HOLDS, data
         )
-        self.catalog = Catalog(data / ".index" / "catalog.db")
-        if read_only:
-            self.fulltext = FullTextIndex(data / ".tantivy", read_only=True)
-        else:
-            self.fulltext, rebuilt = FullTextIndex.open_or_rebuild(data / ".tantivy")
-            if rebuilt:
-                log.warning("the full-text index was unreadable and is rebuilt from the files")
         self.embedder = self._embedder or create_embedder(
             cfg.search.embedding_model, threads=cfg.search.embedding_threads
         )
-        self.vectors = VectorStore(
-            data / ".vectors" / "vectors.db", self.embedder.model_id, self.embedder.dimension
-        )
+        # The indexer's lock: a broken store is swapped for an empty one only between updates.
+        lock = threading.RLock()
+        self.stores = StoreKeeper(data, lock)
+        self._open_derived(read_only)
         self.embedding = EmbeddingWorker(
             self.vectors, self.embedder, batch_size=cfg.search.embedding_batch_size
         )
         self.graph = LinkGraph(self.catalog)
-        self.edge_store = SqliteEdgeStore.open(data / ".lithos" / "edges.db", _edge_rules(cfg))
+        edges_db = open_authoritative(
+            data / ".lithos" / "edges.db", EDGE_MIGRATIONS, EDGES_HOLDS, data
+        )
+        self.edge_store = SqliteEdgeStore(edges_db, _edge_rules(cfg))
         self.edge_projection = FrontmatterEdges(
             self.edge_store,
             self.graph,
@@ -107,6 +111,7 @@ class LithosApp:
             chunk_max=cfg.search.chunk_max,
             max_file_bytes=self.max_file_bytes,
             listeners=[self.graph, self.edge_projection],
+            lock=lock,
         )
         self.agents = AgentRegistry(self.coordination_db)
         self.coordination = CoordinationService(
@@ -143,6 +148,36 @@ class LithosApp:
         self._opened = True
         return self
 
+    def _open_derived(self, read_only: bool) -> None:
+        """Open the catalog, full-text and vector stores. Read-only (beside a running server,
+        which owns their repair) a damaged one raises; otherwise it is moved aside and opened
+        empty, to be refilled from the files by :meth:`start` or :meth:`reconcile`."""
+        data = self.config.data_dir
+        catalog_path = data / ".index" / "catalog.db"
+        vectors_path = data / ".vectors" / "vectors.db"
+        model, dimension = self.embedder.model_id, self.embedder.dimension
+        tantivy = data / ".tantivy"
+        if read_only:
+            self.catalog = Catalog(catalog_path)
+            self.fulltext = FullTextIndex(tantivy, read_only=True)
+            self.vectors = VectorStore(vectors_path, model, dimension)
+            return
+        stores = self.stores
+        self.catalog = stores.open(
+            "catalog", catalog_path.parent, lambda report: Catalog(catalog_path, report)
+        )
+        self.fulltext = stores.open(
+            "fulltext",
+            tantivy,
+            lambda report: FullTextIndex(tantivy, on_corrupt=report),
+            in_use=lambda: writer_lock_is_held(tantivy),
+        )
+        self.vectors = stores.open(
+            "vectors",
+            vectors_path.parent,
+            lambda report: VectorStore(vectors_path, model, dimension, report),
+        )
+
     def start(
         self, watch: bool | None = None, embed: bool = True, progress: Progress | None = None
     ) -> ReconcileReport:
@@ -154,6 +189,8 @@ class LithosApp:
         )
         release_free_memory()  # verifying every file leaves freed buffers behind
         self.edges.purge_removed(timedelta(days=self.config.lcma.edges.removed_grace_days))
+        self.repair = RepairWorker(self.stores, self.indexer)
+        self.repair.start()
         if embed:
             self.embedding.start()
         if watch if watch is not None else self.config.server.watch_files:
@@ -162,7 +199,9 @@ class LithosApp:
         return self.last_reconcile
 
     def reconcile(self, clear: bool = False, progress: Progress | None = None) -> ReconcileReport:
-        report = self.indexer.reconcile(clear=clear, progress=progress)
+        """Verify every index against the files and repair what differs; a derived store
+        found broken on the way is moved aside and rebuilt."""
+        report = self.stores.run(lambda: self.indexer.reconcile(clear=clear, progress=progress))
         log.info("index check: %s", report.as_dict())
         return report
 
@@ -171,6 +210,8 @@ class LithosApp:
             return
         if self.watcher is not None:
             self.watcher.stop()
+        if self.repair is not None:
+            self.repair.stop()
         self.embedding.stop()
         self.fulltext.close()
         self.vectors.close()
@@ -183,37 +224,51 @@ class LithosApp:
 
     async def stats(self) -> dict[str, Any]:
         """Exact counts, plus per-index counts so drift would be visible."""
+        """Exact counts, plus per-index counts so drift would be visible. A count whose store
+        is broken or being rebuilt is None; ``stores`` says which and why."""
         counts = await self.coordination.counts()
         vectors, documents, tags, fulltext, problems = await asyncio.gather(
-            asyncio.to_thread(self.vectors.counts),
-            asyncio.to_thread(self.catalog.count),
-            asyncio.to_thread(self.catalog.tag_counts),
-            asyncio.to_thread(self.fulltext.count),
-            asyncio.to_thread(self.catalog.problems),
+            _unless_broken(asyncio.to_thread(self.vectors.counts)),
+            _unless_broken(asyncio.to_thread(self.catalog.count)),
+            _unless_broken(asyncio.to_thread(self.catalog.tag_counts)),
+            _unless_broken(asyncio.to_thread(self.fulltext.count)),
+            _unless_broken(asyncio.to_thread(self.catalog.problems)),
         )
         return {
             "documents": documents,
-            "chunks": vectors.chunks,
+            "chunks": vectors.chunks if vectors else None,
             "agents": await self.agents.count(),
             "active_tasks": counts["active_tasks"],
             "open_claims": counts["open_claims"],
-            "tags": len(tags),
+            "tags": len(tags) if tags is not None else None,
             "indexes": {
                 "catalog_documents": documents,
                 "fulltext_documents": fulltext,
-                "vector_documents": vectors.notes,
-                "embedded_chunks": vectors.embedded_chunks,
-                "pending_chunks": vectors.pending_chunks,
+                "vector_documents": vectors.notes if vectors else None,
+                "embedded_chunks": vectors.embedded_chunks if vectors else None,
+                "pending_chunks": vectors.pending_chunks if vectors else None,
+                "pending_index_updates": len(self.indexer.deferred()),
                 "embedding_model": self.embedder.model_id,
             },
-            "problems": len(problems),
+            "stores": self.store_states(),
+            "problems": len(problems) if problems is not None else None,
         }
+
+    def store_states(self) -> dict[str, Any]:
+        """Each store's state (ok, rebuilding, failed with a reason)."""
+        states: dict[str, StoreStatus] = {"coordination": StoreStatus(), "edges": StoreStatus()}
+        states.update(self.stores.statuses())
+        return {name: status.as_dict() for name, status in states.items()}
 
     def health(self) -> dict[str, Any]:
         return {
             "status": "ok" if self._opened else "starting",
+            "stores": self.store_states() if self._opened else {},
             "components": {
                 "knowledge_dir": str(self.files.root) if self._opened else None,
+                "repair_worker": "running"
+                if self.repair is not None and self.repair.is_alive()
+                else "off",
                 "watcher": "running" if self.watcher is not None else "off",
                 "embedding_worker": "running"
                 if self._opened and self.embedding.is_alive()
@@ -233,3 +288,12 @@ def _edge_rules(config: LithosConfig) -> EdgeRules:
         reinforce_step=edges.reinforce_step,
         decay=DecayPolicy(curves),
     )
+
+
+async def _unless_broken(count: Awaitable[T]) -> T | None:
+    """A count, or None when its store is broken or being rebuilt (reported in ``stores``)."""
+    try:
+        return await count
+    except LithosError as exc:
+        log.debug("count unavailable: %s", exc.message)
+        return None

@@ -6,6 +6,7 @@ The MCP layer turns it into ``{"status": "error", "code": ..., "message": ...}``
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -81,10 +82,36 @@ class IndexLocked(LithosError):
     code = "index_locked"
 
 
-class IndexCorrupt(LithosError):
-    """An index directory holds an index that cannot be opened; rebuild it from the files."""
+class StoreCorrupt(LithosError):
+    """A store on disk cannot be opened, read or written: its file is damaged.
+
+    ``location`` (kept out of the envelope, which must not show paths outside the knowledge
+    directory) is the file or directory that failed, so its owner can tell which store it is.
+    """
+
+    code = "store_corrupt"
+
+    def __init__(self, message: str, location: Path, **details: Any) -> None:
+        super().__init__(message, **details)
+        self.location = location
+
+
+class IndexCorrupt(StoreCorrupt):
+    """The full-text index cannot be opened, read or committed; it is rebuilt from the files."""
 
     code = "index_corrupt"
+
+
+class IndexUnavailable(LithosError):
+    """A derived index is being rebuilt (or failed to rebuild) and cannot answer yet."""
+
+    code = "index_unavailable"
+
+
+class StateCorrupt(LithosError):
+    """Authoritative state (``.lithos/``) is damaged. Lithos never replaces it by itself."""
+
+    code = "state_corrupt"
 
 
 class ConfigError(LithosError):

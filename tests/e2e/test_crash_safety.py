@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import random
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
+import time
+import uuid
 from pathlib import Path
 
+import httpx2 as httpx
 import pytest
+from fastmcp import Client
+from fastmcp.client.transports import StreamableHttpTransport
 
 from lithos.domain.notes import parse_note
-from tests.support import make_app
+from tests.support import call, make_app
 
 pytestmark = pytest.mark.e2e
 
@@ -79,3 +88,116 @@ def test_acknowledged_writes_survive_sigkill(data_dir: Path):
     assert report.problems == []
     assert [p.name for p in knowledge.rglob(".*")] == []  # leftover temporary files cleaned
     app.close()
+
+
+# -- kill -9 of `lithos serve` during concurrent writes over HTTP ------------------------------
+
+ENV = {**os.environ, "FASTMCP_CHECK_FOR_UPDATES": "off", "RUST_BACKTRACE": "0"}
+WRITERS = 8
+
+
+def start_server(data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``lithos serve`` over HTTP on a free port, once ``/health`` answers 200."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "lithos.cli.main", "--data-dir", str(data_dir), "serve"),
+            *("--transport", "http", "--port", str(port), "--no-watch"),
+        ],
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                return process, base
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            _, stderr = process.communicate(timeout=10)
+            raise AssertionError(f"lithos did not start:\n{stderr.decode()[-3000:]}")
+        time.sleep(0.05)  # polling the health endpoint of a starting process
+
+
+async def write_until_killed(base: str, writer: int, acknowledged: dict[str, dict[str, str]]):
+    """Create and update notes until the server dies; records each acknowledged write, and
+    as ``in_flight`` the update of that note the kill may have interrupted (it may have
+    landed whole)."""
+    mine: list[str] = []
+    try:
+        async with Client(StreamableHttpTransport(f"{base}/mcp")) as client:
+            for i in range(100_000):
+                token = f"w{writer}x{uuid.uuid4().hex[:12]}"
+                if mine and i % 3 == 2:
+                    note_id = mine[i % len(mine)]
+                    arguments = {"id": note_id, "content": f"update {token}"}
+                    acknowledged[note_id]["in_flight"] = token
+                else:
+                    arguments = {"title": f"Writer {writer} note {i}", "content": f"new {token}"}
+                result = await call(client, "lithos_write", agent=f"writer-{writer}", **arguments)
+                assert result["status"] in ("created", "updated"), result
+                if result["status"] == "created":
+                    mine.append(result["id"])
+                acknowledged[result["id"]] = {"path": result["path"], "token": token}
+    except Exception:  # the server was killed under this writer: expected
+        return
+
+
+async def kill_during_writes(data_dir: Path, rng: random.Random) -> dict[str, dict[str, str]]:
+    process, base = start_server(data_dir)
+    acknowledged: dict[str, dict[str, str]] = {}
+    writers = [
+        asyncio.create_task(write_until_killed(base, w, acknowledged)) for w in range(WRITERS)
+    ]
+    target = rng.randint(5, 60)  # kill after a random number of acknowledged writes
+    deadline = time.monotonic() + 120
+    while len(acknowledged) < target and time.monotonic() < deadline:
+        await asyncio.sleep(0.005)  # yield to the writers until enough writes are acknowledged
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=10)
+    await asyncio.gather(*writers)
+    assert len(acknowledged) >= target
+    return acknowledged
+
+
+async def verify(data_dir: Path, acknowledged: dict[str, dict[str, str]]) -> None:
+    process, base = start_server(data_dir)
+    try:
+        knowledge = data_dir / "knowledge"
+        files = [p for p in knowledge.rglob("*.md") if not p.name.startswith(".")]
+        async with Client(StreamableHttpTransport(f"{base}/mcp")) as client:
+            for note_id, record in acknowledged.items():
+                text = (knowledge / record["path"]).read_text()
+                note = parse_note(text, record["path"])
+                token = note.content.split()[-1]
+                assert note.id == note_id and token in (record["token"], record.get("in_flight"))
+                found = await call(client, "lithos_search", query=token)
+                assert [hit["id"] for hit in found["results"]] == [note_id]
+            stats = await call(client, "lithos_stats")
+        assert stats["documents"] == len(files)
+        assert stats["indexes"]["fulltext_documents"] == len(files)
+        assert stats["indexes"]["vector_documents"] == len(files)
+        assert all(store["state"] == "ok" for store in stats["stores"].values())
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.mark.fault
+async def test_acknowledged_http_writes_survive_repeated_sigkill(data_dir: Path, request):
+    """Kill -9 the server at random points under 8 concurrent HTTP writers, restart it, and
+    find every acknowledged write on disk, in search and in the counts. Quick form: 2 cycles;
+    ``pytest --fault-full``: 15."""
+    cycles = 15 if request.config.getoption("--fault-full") else 2
+    rng = random.Random(request.node.nodeid)
+    every: dict[str, dict[str, str]] = {}
+    for _ in range(cycles):
+        acknowledged = await kill_during_writes(data_dir, rng)
+        every.update(acknowledged)  # a later write of the same note replaces the record
+        await verify(data_dir, every)

@@ -12,6 +12,7 @@ import pytest
 
 from lithos.errors import IndexCorrupt, IndexLocked, InvalidInput
 from lithos.store.fulltext import TITLE_BOOST, FullTextDoc, FullTextIndex
+from tests.damage import block_next_deletes, make_tantivy_panic_on_open
 
 
 def note(
@@ -318,36 +319,35 @@ def test_corrupt_index_raises_index_corrupt(tmp_path: Path) -> None:
         FullTextIndex(tmp_path / "ft")
 
 
-def test_open_or_rebuild_keeps_a_healthy_index(tmp_path: Path) -> None:
+def test_a_commit_tantivy_refuses_raises_index_corrupt_and_reports_it(tmp_path: Path) -> None:
     with FullTextIndex(tmp_path / "ft") as index:
         index.upsert([note("a", content="kept")])
-    reopened, rebuilt = FullTextIndex.open_or_rebuild(tmp_path / "ft")
-    with reopened:
-        assert rebuilt is False
-        assert reopened.count() == 1
+    block_next_deletes(tmp_path / "ft")  # what a kill -9 in the middle of a commit leaves
+    reported: list[IndexCorrupt] = []
+    with FullTextIndex(tmp_path / "ft", on_corrupt=reported.append) as index:
+        with pytest.raises(IndexCorrupt, match="FileAlreadyExists") as raised:
+            index.upsert([note("a", content="changed")])
+        assert reported == [raised.value]
+        assert raised.value.location == tmp_path / "ft"
+        assert str(tmp_path) not in raised.value.message
 
 
-def test_open_or_rebuild_recreates_a_corrupt_index_empty(tmp_path: Path) -> None:
+def test_a_rust_panic_inside_tantivy_becomes_index_corrupt(tmp_path: Path) -> None:
     with FullTextIndex(tmp_path / "ft") as index:
-        index.upsert([note("a", content="lost")])
-    (tmp_path / "ft" / "meta.json").write_text("garbage{")
-    (tmp_path / "ft" / "README.txt").write_text("not ours")
-    rebuilt_index, rebuilt = FullTextIndex.open_or_rebuild(tmp_path / "ft")
-    with rebuilt_index:
-        assert rebuilt is True
-        assert rebuilt_index.count() == 0
-        rebuilt_index.upsert([note("b", content="fresh")])
-        assert ids(rebuilt_index.search("fresh")) == ["b"]
-    assert (tmp_path / "ft" / "README.txt").read_text() == "not ours"
+        index.upsert([note(f"n{i}", content=f"alpha {i}") for i in range(20)])
+    assert make_tantivy_panic_on_open(tmp_path / "ft")
+    with pytest.raises(IndexCorrupt, match="failed to open"):
+        FullTextIndex(tmp_path / "ft")
 
 
-def test_open_or_rebuild_does_not_wipe_an_index_another_process_holds(
-    held_by_other_process: Path,
-) -> None:
-    (held_by_other_process / "meta.json").write_text("garbage{")
-    with pytest.raises(IndexLocked):
-        FullTextIndex.open_or_rebuild(held_by_other_process)
-    assert (held_by_other_process / "meta.json").read_text() == "garbage{"
+def test_reopen_discards_uncommitted_changes(index: FullTextIndex) -> None:
+    ticket = index.stage_upsert([note("a", content="staged")])
+    index.close()
+    index.reopen()
+    with pytest.raises(RuntimeError, match="discarded"):
+        index.commit_through(ticket)
+    index.upsert([note("b", content="after")])
+    assert ids(index.search("after")) == ["b"]
 
 
 def test_searches_from_threads_during_upserts_do_not_raise(index: FullTextIndex) -> None:

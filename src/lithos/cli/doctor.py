@@ -19,7 +19,7 @@ from typing import Literal
 from lithos import __version__
 from lithos.app import LithosApp
 from lithos.config import LithosConfig
-from lithos.errors import LithosError
+from lithos.errors import LithosError, StateCorrupt
 from lithos.store.embedder import MODEL_DIR, verify_model_files
 
 Status = Literal["ok", "warn", "fail"]
@@ -85,14 +85,20 @@ def check_model() -> Check:
 def check_indexes(config: LithosConfig) -> list[Check]:
     try:
         app = LithosApp(config).open(read_only=True)
+    except StateCorrupt as exc:
+        return [Check("state", "fail", exc.message, "restore it from a backup")]
     except LithosError as exc:
-        return [Check("indexes", "fail", exc.message, "run `lithos reindex --clear`")]
+        hint = "run `lithos reindex` (a starting server also repairs it by itself)"
+        return [Check("indexes", "fail", exc.message, hint)]
     try:
         stats = asyncio.run(app.stats())
     finally:
         app.close()
     counts = stats["indexes"]
     documents = counts["catalog_documents"]
+    if documents is None:
+        hint = "run `lithos reindex` (a starting server also repairs it by itself)"
+        return [Check("catalog", "fail", "the catalog cannot be read", hint)]
     checks = [Check("catalog", "ok", f"{documents} notes")]
     for name, key in (
         ("full-text index", "fulltext_documents"),

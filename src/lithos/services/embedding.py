@@ -9,11 +9,11 @@ process stops: the work is simply still pending.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 
 from lithos.domain.embedding import Embedder
 from lithos.runtime import release_free_memory
+from lithos.services.background import BackgroundWorker
 from lithos.store.vectors import VectorStore
 
 log = logging.getLogger("lithos.embedding")
@@ -22,12 +22,14 @@ log = logging.getLogger("lithos.embedding")
 GIVE_UP_AFTER = 3
 
 
-class EmbeddingWorker:
+class EmbeddingWorker(BackgroundWorker):
     """Drains ``vectors.pending()`` through ``embedder`` on one daemon thread.
 
     A failing batch is logged and retried after a delay that doubles per consecutive failure,
     from ``retry_delay`` up to ``max_retry_delay`` seconds; the thread itself never dies of it.
     """
+
+    thread_name = "lithos-embedding"
 
     def __init__(
         self,
@@ -44,44 +46,15 @@ class EmbeddingWorker:
                 f"embedder {embedder.model_id}/{embedder.dimension} does not match the vector"
                 f" store {vectors.model_id}/{vectors.dimension}"
             )
+        super().__init__()
         self._vectors = vectors
         self._embedder = embedder
         self._batch_size = batch_size
         self._retry_delay = retry_delay
         self._max_retry_delay = max_retry_delay
-        self._wake = threading.Event()
-        self._stopping = threading.Event()
         self._busy = False
-        self._thread: threading.Thread | None = None
         self._failures: dict[str, int] = {}  # chunk hash -> failures when embedded alone
         self._given_up: set[str] = set()
-
-    def start(self) -> None:
-        """Start the thread (once) and drain whatever is already pending."""
-        if self._thread is not None:
-            return
-        self._stopping.clear()
-        self._thread = threading.Thread(target=self._run, name="lithos-embedding", daemon=True)
-        self._thread.start()
-        self.notify()
-
-    def is_alive(self) -> bool:
-        """Whether the worker thread is running."""
-        return self._thread is not None and self._thread.is_alive()
-
-    def notify(self) -> None:
-        """Tell the worker there may be new pending chunks. Never blocks."""
-        self._wake.set()
-
-    def stop(self, timeout: float | None = 30.0) -> None:
-        """Stop after the batch in flight, if any, and join the thread. Safe if never started."""
-        thread = self._thread
-        if thread is None:
-            return
-        self._stopping.set()
-        self._wake.set()
-        thread.join(timeout)
-        self._thread = None
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until nothing is pending and no batch is in flight.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
@@ -103,6 +103,7 @@ class Indexer:
         chunk_max: int = 1000,
         max_file_bytes: int = 2_000_000,
         listeners: Sequence[IndexListener] = (),
+        lock: threading.RLock | None = None,
     ) -> None:
         self.files = files
         self.catalog = catalog
@@ -112,9 +113,14 @@ class Indexer:
         self._chunk_size = chunk_size
         self._chunk_max = chunk_max
         self._max_file_bytes = max_file_bytes
-        self.lock = threading.RLock()
+        self.lock = lock or threading.RLock()
         self._listeners = tuple(listeners)
         self.applied = 0  # notes (re)indexed: lets tests see that nothing was re-done
+        # Paths whose index update failed after their file was written: path -> reason. Also
+        # recorded in the catalog; retried by the repair worker, never skipped as unchanged.
+        self._deferred: dict[str, str] = {}
+        self._deferred_lock = threading.Lock()
+        self.on_deferred: Callable[[], None] | None = None
 
     # -- single notes -------------------------------------------------------------------
 
@@ -141,6 +147,77 @@ class Indexer:
     def commit(self, ticket: int) -> None:
         """Wait until the full-text changes up to ``ticket`` are committed and searchable."""
         self.fulltext.commit_through(ticket)
+
+    # -- writes whose file is already on disk -------------------------------------------
+
+    def stage_written(self, indexed: list[IndexedFile]) -> int | None:
+        """:meth:`stage` for files already written: a failure is deferred (recorded and
+        retried in the background), never raised. Returns None when deferred."""
+        try:
+            return self.stage(indexed)
+        except Exception as exc:
+            self.defer([item.info.path for item in indexed], exc)
+            return None
+
+    def stage_forget_written(self, note_id: str, path: str) -> int | None:
+        """:meth:`stage_forget` for a file already deleted; a failure is deferred."""
+        try:
+            return self.stage_forget(note_id)
+        except Exception as exc:
+            self.defer([path], exc)
+            return None
+
+    def commit_written(self, ticket: int | None, paths: Sequence[str]) -> bool:
+        """:meth:`commit` for files already written; True once searchable, False when the
+        update is deferred (a failure is recorded and retried, never raised)."""
+        if ticket is None:
+            return False
+        try:
+            self.commit(ticket)
+        except Exception as exc:
+            self.defer(paths, exc)
+            return False
+        return True
+
+    def defer(self, paths: Sequence[str], error: BaseException) -> None:
+        """Record that these files' index update failed, durably where the catalog allows,
+        and have it retried until it succeeds."""
+        reason = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
+        log.warning("index update of %s deferred: %s", ", ".join(paths), reason)
+        with self._deferred_lock:
+            self._deferred.update(dict.fromkeys(paths, reason))
+        try:
+            for path in paths:
+                self.catalog.defer(path, reason)
+        except Exception as exc:  # the catalog itself may be what failed; memory still has it
+            log.warning("could not record the deferred update in the catalog: %s", exc)
+        if self.on_deferred is not None:
+            self.on_deferred()
+
+    def deferred(self) -> dict[str, str]:
+        """Paths whose index update is deferred: path -> reason."""
+        with self._deferred_lock:
+            return dict(self._deferred)
+
+    def retry_deferred(self) -> None:
+        """Index every deferred path again; raises if that fails (they stay deferred)."""
+        pending = self.deferred()
+        if not pending:
+            return
+        if any(self.files.stat(path) is None for path in pending):
+            self.reconcile()  # a deleted note's id may be gone from the catalog: check all
+        else:
+            self.sync_paths(list(pending))
+        self._settle(pending)
+
+    def _settle(self, paths: Iterable[str]) -> None:
+        paths = list(paths)
+        if not paths:
+            return
+        with self._deferred_lock:
+            for path in paths:
+                self._deferred.pop(path, None)
+        self.catalog.settle(paths)
 
     def forget(self, note_id: str) -> None:
         """Remove a note from every index; searchable as gone when this returns."""
@@ -184,6 +261,7 @@ class Indexer:
                     indexed[path] = item
         if max(tickets):
             self.commit(max(tickets))
+        self._settle(p for p in paths if p in self._deferred)
         return indexed
 
     def _changed(self, info: FileInfo) -> IndexedFile | None:
@@ -191,7 +269,8 @@ class Indexer:
         if text is None:
             return None
         current = self.catalog.by_path(info.path)
-        if current is not None and current.content_hash == content_hash(text):
+        unchanged = current is not None and current.content_hash == content_hash(text)
+        if unchanged and info.path not in self._deferred:
             return None
         return self._load(info.path, text, info)
 
@@ -205,6 +284,7 @@ class Indexer:
     def reconcile(self, clear: bool = False, progress: Progress | None = None) -> ReconcileReport:
         """Verify every index against the files and repair what differs, nothing more."""
         with self.lock:
+            deferred = {**self.deferred(), **self.catalog.deferred()}
             if clear:
                 self.catalog.clear()
                 self.fulltext.clear()
@@ -234,6 +314,7 @@ class Indexer:
             self._repair(pending, report)
             self._remove_stale(seen_ids, fulltext, vectors, report)
             report.problems = self.catalog.problems()
+            self._settle(deferred)  # every index now agrees with the files
             for listener in self._listeners:
                 listener.reset()
         self._notify()

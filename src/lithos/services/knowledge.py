@@ -149,13 +149,13 @@ class KnowledgeService:
             path = self.files.create(directory, stem, text)
             note = note.with_changes(path=path)
             ticket = self._stage(note, text)
-        self.indexer.commit(ticket)
-        result = _result("created", note, text)
+        indexed = self.indexer.commit_written(ticket, [path])
+        result = _result("created", note, text, indexed)
         expected = f"{directory}/{stem}.md" if directory else f"{stem}.md"
         if path != expected:
-            result["warnings"] = [
-                f"{expected} already exists; this note was saved as {path} (nothing overwritten)"
-            ]
+            result.setdefault("warnings", []).insert(
+                0, f"{expected} already exists; this note was saved as {path} (nothing overwritten)"
+            )
         return result
 
     def _update(self, request: WriteRequest) -> dict[str, Any]:
@@ -180,8 +180,9 @@ class KnowledgeService:
             else:
                 self.files.replace(note.path, text)
             ticket = self._stage(note, text)
-        self.indexer.commit(ticket)
-        return _result("updated", note, text)
+        paths = dict.fromkeys([note.path, current.path])
+        indexed = self.indexer.commit_written(ticket, list(paths))
+        return _result("updated", note, text, indexed)
 
     def _merge(self, current: Note, request: WriteRequest) -> Note:
         contributors = current.contributors
@@ -208,10 +209,11 @@ class KnowledgeService:
             path=path,
         )
 
-    def _stage(self, note: Note, text: str) -> int:
+    def _stage(self, note: Note, text: str) -> int | None:
+        """Queue the index update of a note whose file was just written (None: deferred)."""
         info = self.files.stat(note.path)
         assert info is not None
-        return self.indexer.stage([IndexedFile(note, content_hash(text), info)])
+        return self.indexer.stage_written([IndexedFile(note, content_hash(text), info)])
 
     def _load(self, note_id: str) -> tuple[Note, str]:
         entry = self.catalog.get(note_id)
@@ -268,9 +270,9 @@ class KnowledgeService:
             if entry is None:
                 raise DocNotFound(f"no note with id {note_id}")
             self.files.delete(entry.path)
-            ticket = self.indexer.stage_forget(note_id)
-        self.indexer.commit(ticket)
-        return {"success": True, "id": note_id, "path": entry.path}
+            ticket = self.indexer.stage_forget_written(note_id, entry.path)
+        indexed = self.indexer.commit_written(ticket, [entry.path])
+        return {"success": True, "id": note_id, "path": entry.path, **_indexing(indexed)}
 
     def _validate(self, request: WriteRequest) -> None:
         if not request.agent or not request.agent.strip():
@@ -334,10 +336,25 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def _result(status: str, note: Note, text: str) -> dict[str, Any]:
+def _result(status: str, note: Note, text: str, indexed: bool) -> dict[str, Any]:
     return {
         "status": status,
         "id": note.id,
         "path": note.path,
         "version": version_of(content_hash(text)),
+        **_indexing(indexed),
+    }
+
+
+def _indexing(indexed: bool) -> dict[str, Any]:
+    """``indexing``: ``done`` when every index shows the change, ``pending`` when the file is
+    saved but an index update failed and is being retried in the background."""
+    if indexed:
+        return {"indexing": "done"}
+    return {
+        "indexing": "pending",
+        "warnings": [
+            "the note is saved; updating the search indexes failed and is retried in the "
+            "background, so search may show the previous version for a while"
+        ],
     }

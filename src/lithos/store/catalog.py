@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -18,6 +18,7 @@ from lithos.domain.filters import SearchFilter
 from lithos.domain.metadata import AccessScope, NoteStatus, NoteType
 from lithos.domain.notes import Note
 from lithos.domain.scope import Scope
+from lithos.errors import StoreCorrupt
 from lithos.store.sqlite import Database, Migration
 
 CATALOG_MIGRATIONS = [
@@ -87,6 +88,16 @@ CATALOG_MIGRATIONS = [
         UPDATE notes SET content_hash = ''
         """,
     ),
+    Migration(
+        "0003_deferred",
+        """
+        CREATE TABLE deferred (
+            path TEXT PRIMARY KEY,
+            reason TEXT NOT NULL,
+            since TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+        )
+        """,
+    ),
 ]
 
 
@@ -144,11 +155,48 @@ class ListQuery:
 class Catalog:
     """Metadata of every indexed note, keyed by id and by path."""
 
-    def __init__(self, path: Path) -> None:
-        self.db = Database(path, CATALOG_MIGRATIONS, durable=False)
+    def __init__(
+        self, path: Path, on_corrupt: Callable[[StoreCorrupt], None] | None = None
+    ) -> None:
+        self.path = path
+        self._on_corrupt = on_corrupt
+        self.db = self._open()
+
+    def _open(self) -> Database:
+        return Database(self.path, CATALOG_MIGRATIONS, durable=False, on_corrupt=self._on_corrupt)
 
     def close(self) -> None:
         self.db.close()
+
+    def reopen(self) -> None:
+        """Open the file again, after it was closed and moved aside (an empty catalog)."""
+        self.db.close()
+        self.db = self._open()
+
+    def derivation(self) -> dict[str, object] | None:
+        return self.db.derivation()
+
+    def record_derivation(self, derivation: dict[str, object]) -> None:
+        self.db.record_derivation(derivation)
+
+    def defer(self, path: str, reason: str) -> None:
+        """Record that a note's derived indexes could not be updated, to retry it."""
+        self.db.call(
+            lambda c: c.execute(
+                "INSERT OR REPLACE INTO deferred(path, reason) VALUES (?, ?)", (path, reason[:500])
+            )
+        )
+
+    def deferred(self) -> dict[str, str]:
+        """Paths whose index update failed and is not yet retried successfully: path -> reason."""
+        rows = self.db.call(lambda c: c.execute("SELECT path, reason FROM deferred").fetchall())
+        return {r[0]: r[1] for r in rows}
+
+    def settle(self, paths: Sequence[str]) -> None:
+        """Forget the deferred marks of ``paths`` (their indexes are now in step)."""
+        self.db.call(
+            lambda c: c.executemany("DELETE FROM deferred WHERE path = ?", [(p,) for p in paths])
+        )
 
     def upsert(self, records: Sequence[CatalogRecord]) -> None:
         """Insert or replace notes (by id, and by path) in one transaction."""

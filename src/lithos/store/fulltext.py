@@ -1,8 +1,10 @@
 """The Tantivy full-text index of notes.
 
 One :class:`FullTextIndex` owns one index directory. It is derived data: everything in it can be
-rebuilt from the Markdown files, which is why a corrupt or incompatible index is wiped and rebuilt
-(:meth:`FullTextIndex.open_or_rebuild`) rather than repaired.
+rebuilt from the Markdown files. Any failure of Tantivy to open, read or commit the index (an
+error, or a Rust panic, which reaches Python as ``pyo3_runtime.PanicException``, a
+``BaseException``) surfaces as :class:`~lithos.errors.IndexCorrupt` and is passed to
+``on_corrupt``; moving the broken index aside and rebuilding it is store/lifecycle.py's job.
 
 Writer rule: Tantivy allows one writer per index directory across all processes (a lock file).
 A :class:`FullTextIndex` takes that writer when it is constructed and keeps it until
@@ -16,10 +18,12 @@ searchable the moment its write returns.
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import re
 import threading
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -48,8 +52,8 @@ _WORD = re.compile(r"\w+")
 # The characters Rust's regex syntax treats as meta (regex_syntax::is_meta_character).
 _REGEX_META = frozenset("\\.+*?()|[]{}^$#&-~")
 # Tantivy's own files: meta.json, .managed.json and segment files named by a 32-hex-digit id.
-_TANTIVY_FILE = re.compile(r"^(meta\.json|\.managed\.json|[0-9a-f]{32}\..+)$")
 _WRITER_LOCK_FILE = ".tantivy-writer.lock"
+_DERIVATION_FILE = "lithos-derivation.json"
 
 
 @dataclass(frozen=True)
@@ -101,17 +105,17 @@ class FullTextIndex:
     another object in this process) owns the index. Call :meth:`close` to release the writer.
     """
 
-    def __init__(self, directory: Path, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        read_only: bool = False,
+        on_corrupt: Callable[[IndexCorrupt], None] | None = None,
+    ) -> None:
         """``read_only`` takes no writer, so it works beside a running server (CLI search and
         stats); each search then reloads to see the server's latest commits."""
         self.directory = directory
-        directory.mkdir(parents=True, exist_ok=True)
-        self._schema = build_schema()
-        self._index = _open_index(directory, self._schema)
         self.read_only = read_only
-        self._writer: IndexWriter | None = (
-            None if read_only else _acquire_writer(self._index, directory)
-        )
+        self._schema = build_schema()
         self.commits = 0  # Tantivy commits made, for tests and benchmarks
         self._commit_lock = threading.Lock()  # one commit at a time; guards the writer
         self._pending_lock = threading.Lock()
@@ -119,23 +123,45 @@ class FullTextIndex:
         self._staged = 0  # tickets handed out by _stage
         self._committed = 0  # every ticket up to this one is committed
         self._discarded: list[tuple[int, int]] = []  # (low, high]: tickets a rollback dropped
+        self._on_corrupt: Callable[[IndexCorrupt], None] | None = None
+        self._index, self._writer = self._open()
+        self._on_corrupt = on_corrupt
 
-    @classmethod
-    def open_or_rebuild(cls, directory: Path) -> tuple[FullTextIndex, bool]:
-        """Open the index, wiping and recreating it if it is corrupt or incompatible.
+    def _open(self) -> tuple[tantivy.Index, IndexWriter | None]:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with self._tantivy("open"):
+            index = tantivy.Index(self._schema, path=str(self.directory), reuse=True)
+            writer = None if self.read_only else _acquire_writer(index)
+            return index, writer
 
-        Returns ``(index, rebuilt)``. When ``rebuilt`` is true the index is empty and the caller
-        must add every note again. Only Tantivy's own files are deleted. Raises
-        :class:`~lithos.errors.IndexLocked` rather than wipe an index another process writes to.
-        """
+    def reopen(self) -> None:
+        """Open the directory again (after it was closed, emptied or moved aside). Changes
+        staged and not yet committed are discarded: their ``commit_through`` raises."""
+        with self._commit_lock:
+            with self._pending_lock:
+                self._pending = []
+                if self._staged > self._committed:
+                    self._discarded.append((self._committed, self._staged))
+                self._committed = self._staged
+            self._index, self._writer = self._open()
+
+    def held_elsewhere(self) -> bool:
+        """Whether another process (or object) holds this index's writer."""
+        return writer_lock_is_held(self.directory)
+
+    def derivation(self) -> dict[str, object] | None:
+        """What this index was derived with, as last recorded (None if never)."""
         try:
-            return cls(directory), False
-        except IndexCorrupt as error:
-            if _writer_lock_is_held(directory):
-                raise _locked_error(directory) from error
-            logger.warning("Rebuilding the full-text index in %s: %s", directory, error.message)
-            _wipe_index_files(directory)
-            return cls(directory), True
+            value = json.loads((self.directory / _DERIVATION_FILE).read_text())
+        except (OSError, ValueError):
+            return None
+        return value if isinstance(value, dict) else None
+
+    def record_derivation(self, derivation: dict[str, object]) -> None:
+        path = self.directory / _DERIVATION_FILE
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(derivation, sort_keys=True))
+        temporary.replace(path)
 
     def upsert(self, docs: Iterable[FullTextDoc]) -> None:
         """Add or replace ``docs`` by id; visible to the next search on return.
@@ -190,33 +216,38 @@ class FullTextIndex:
                 target = self._staged
             writer = self._require_writer()
             try:
-                for apply in batch:
-                    apply(writer)
-                writer.commit()
+                with self._tantivy("commit"):
+                    for apply in batch:
+                        apply(writer)
+                    writer.commit()
+                    self._index.reload()
             except BaseException:
-                writer.rollback()
                 self._discarded.append((self._committed, target))
+                self._committed = target
+                with _suppressed(), self._tantivy("roll back"):
+                    writer.rollback()
                 raise
             self._committed = target
             self.commits += 1
-            self._index.reload()
 
     def count(self) -> int:
         """The number of documents held."""
-        return int(self._searcher().num_docs)
+        with self._tantivy("read"):
+            return int(self._searcher().num_docs)
 
     def hashes(self) -> dict[str, str]:
         """``{id: content_hash}`` for every document held, to check the index against the files."""
-        searcher = self._searcher()
-        total = searcher.num_docs
-        if total == 0:
-            return {}
-        hits = searcher.search(Query.all_query(), limit=total, count=False).hits
-        result: dict[str, str] = {}
-        for _, address in hits:
-            doc = searcher.doc(address)
-            result[str(doc.get_first("id"))] = str(doc.get_first("content_hash"))
-        return result
+        with self._tantivy("read"):
+            searcher = self._searcher()
+            total = searcher.num_docs
+            if total == 0:
+                return {}
+            hits = searcher.search(Query.all_query(), limit=total, count=False).hits
+            result: dict[str, str] = {}
+            for _, address in hits:
+                doc = searcher.doc(address)
+                result[str(doc.get_first("id"))] = str(doc.get_first("content_hash"))
+            return result
 
     def search(
         self,
@@ -249,11 +280,17 @@ class FullTextIndex:
         if limit < 1:
             raise InvalidInput(f"limit must be at least 1, got {limit}.")
         text_query = self._parse(query) if syntax else self._words(query)
-        searcher = self._searcher()
         filtered = self._with_filters(text_query, tags, author, path_prefix, only_ids)
         if exclude_ids:
             excluded = Query.term_set_query(self._schema, "id", list(exclude_ids))
             filtered = Query.boolean_query([(Occur.Must, filtered), (Occur.MustNot, excluded)])
+        with self._tantivy("read"):
+            return self._ranked(text_query, filtered, limit, highlight)
+
+    def _ranked(
+        self, text_query: Query, filtered: Query, limit: int, highlight: int | None
+    ) -> list[FullTextHit]:
+        searcher = self._searcher()
         hits = searcher.search(filtered, limit=limit, count=False).hits
         if not hits:
             return []
@@ -282,7 +319,9 @@ class FullTextIndex:
         with self._commit_lock:
             writer, self._writer = self._writer, None
         if writer is not None:
-            writer.wait_merging_threads()
+            # A broken index may fail here too; closing must still release it.
+            with _suppressed(), self._tantivy("close"):
+                writer.wait_merging_threads()
 
     def __enter__(self) -> FullTextIndex:
         return self
@@ -294,6 +333,34 @@ class FullTextIndex:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+    @contextmanager
+    def _tantivy(self, action: str) -> Iterator[None]:
+        """Turn Tantivy's failures (ValueError, or a Rust panic) into IndexCorrupt."""
+        try:
+            yield
+        except IndexCorrupt:
+            raise
+        except (ValueError, OSError) as exc:
+            if "LockBusy" in str(exc):
+                raise _locked_error(self.directory) from exc
+            raise self._corrupt(action, exc) from exc
+        except BaseException as exc:
+            if not _is_panic(exc):
+                raise
+            raise self._corrupt(action, exc) from None
+
+    def _corrupt(self, action: str, exc: BaseException) -> IndexCorrupt:
+        lines = str(exc).strip().splitlines()
+        reason = lines[0] if lines else type(exc).__name__
+        error = IndexCorrupt(
+            f"The full-text index failed to {action} ({reason[:300]}). It is derived from the "
+            "notes and is rebuilt from them.",
+            location=self.directory,
+        )
+        if self._on_corrupt is not None:
+            self._on_corrupt(error)
+        return error
 
     def _searcher(self) -> tantivy.Searcher:
         if self.read_only:  # another process writes; pick up its latest commit
@@ -358,25 +425,10 @@ class FullTextIndex:
         return Query.boolean_query(clauses)
 
 
-def _open_index(directory: Path, schema: tantivy.Schema) -> tantivy.Index:
-    try:
-        return tantivy.Index(schema, path=str(directory), reuse=True)
-    except ValueError as error:
-        raise IndexCorrupt(
-            f"The full-text index in {directory} is corrupt or was built by an incompatible "
-            f"version ({error}). It is derived from the notes: rebuild it.",
-            directory=str(directory),
-        ) from error
-
-
-def _acquire_writer(index: tantivy.Index, directory: Path) -> IndexWriter:
-    try:
-        return index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=WRITER_THREADS)
-    except ValueError as error:
-        # The binding reports every writer failure as ValueError; only the text tells them apart.
-        if "LockBusy" in str(error):
-            raise _locked_error(directory) from error
-        raise
+def _acquire_writer(index: tantivy.Index) -> IndexWriter:
+    # The binding reports every writer failure as ValueError; only the text tells them apart
+    # (FullTextIndex._tantivy turns "LockBusy" into IndexLocked, the rest into IndexCorrupt).
+    return index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=WRITER_THREADS)
 
 
 def _locked_error(directory: Path) -> IndexLocked:
@@ -387,7 +439,7 @@ def _locked_error(directory: Path) -> IndexLocked:
     )
 
 
-def _writer_lock_is_held(directory: Path) -> bool:
+def writer_lock_is_held(directory: Path) -> bool:
     """Whether some writer holds Tantivy's lock file (Tantivy takes it with ``flock``)."""
     lock_path = directory / _WRITER_LOCK_FILE
     if not lock_path.exists():
@@ -401,10 +453,19 @@ def _writer_lock_is_held(directory: Path) -> bool:
         return False
 
 
-def _wipe_index_files(directory: Path) -> None:
-    for path in directory.iterdir():
-        if path.is_file() and _TANTIVY_FILE.match(path.name):
-            path.unlink()
+def _is_panic(exc: BaseException) -> bool:
+    """A Rust panic inside Tantivy (pyo3 raises it as a BaseException, not an Exception)."""
+    kind = type(exc)
+    return kind.__name__ == "PanicException" and kind.__module__ == "pyo3_runtime"
+
+
+@contextmanager
+def _suppressed() -> Iterator[None]:
+    """Ignore a failure while already handling one (a rollback or close of a broken index)."""
+    try:
+        yield
+    except Exception as exc:
+        logger.debug("ignored while handling a full-text failure: %s", exc)
 
 
 def _to_document(doc: FullTextDoc) -> tantivy.Document:

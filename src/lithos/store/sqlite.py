@@ -7,20 +7,30 @@ their turn (``db.call(fn)``). Serialising on one connection makes each ``fn`` a 
 no other caller can interleave with, which is what makes claims atomic.
 
 The schema is created by named migrations, each recorded in ``schema_migrations`` once applied.
+
+A damaged file (SQLite reports it as corrupt or as not a database) surfaces as
+:class:`~lithos.errors.StoreCorrupt`, never as a raw ``sqlite3`` error, and is also passed to the
+``on_corrupt`` callback so the store's owner can repair it (store/lifecycle.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from lithos.errors import IndexUnavailable, StoreCorrupt
+
 T = TypeVar("T")
+# SQLite's primary result codes for a damaged file; anything else (busy, constraint, full
+# disk) says nothing about the file itself.
+_DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 
 
 @dataclass(frozen=True)
@@ -35,18 +45,33 @@ class Database:
     """A SQLite file in WAL mode behind one connection on one thread."""
 
     def __init__(
-        self, path: Path, migrations: Sequence[Migration] = (), durable: bool = True
+        self,
+        path: Path,
+        migrations: Sequence[Migration] = (),
+        durable: bool = True,
+        on_corrupt: Callable[[StoreCorrupt], None] | None = None,
     ) -> None:
         """``durable=False`` suits rebuildable indexes: a commit survives a process crash but
-        not a power cut, and costs no fsync."""
+        not a power cut, and costs no fsync. Raises :class:`StoreCorrupt` if the file is
+        damaged (then ``on_corrupt`` is not called: the caller already has the error)."""
         self.path = path
         self._synchronous = "FULL" if durable else "NORMAL"
+        self._on_corrupt: Callable[[StoreCorrupt], None] | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{path.name}")
         self._thread_id: int | None = None
         self._closed = False
-        self._conn: sqlite3.Connection = self._executor.submit(self._open).result()
-        self.call(lambda conn: _migrate(conn, migrations))
+        try:
+            self._conn: sqlite3.Connection = self._executor.submit(self._open).result()
+        except BaseException as exc:
+            self._executor.shutdown(wait=True)
+            raise self._translate(exc) from exc
+        try:
+            self.call(lambda conn: _migrate(conn, migrations))
+        except BaseException:
+            self.close()
+            raise
+        self._on_corrupt = on_corrupt
 
     def _open(self) -> sqlite3.Connection:
         self._thread_id = threading.get_ident()
@@ -60,14 +85,67 @@ class Database:
 
     def call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(conn)`` as one transaction on the database thread and return its result."""
-        if threading.get_ident() == self._thread_id:
-            return _in_transaction(self._conn, fn)
-        return self._executor.submit(_in_transaction, self._conn, fn).result()
+        try:
+            if threading.get_ident() == self._thread_id:
+                return _in_transaction(self._conn, fn)
+            return self._submit(fn).result()
+        except sqlite3.DatabaseError as exc:
+            raise self._translate(exc, report=True) from exc
 
     async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Like :meth:`call`, awaited without blocking the event loop."""
-        future = self._executor.submit(_in_transaction, self._conn, fn)
-        return await asyncio.wrap_future(future)
+        try:
+            return await asyncio.wrap_future(self._submit(fn))
+        except sqlite3.DatabaseError as exc:
+            raise self._translate(exc, report=True) from exc
+
+    def quick_check(self) -> None:
+        """Read every page once (``PRAGMA quick_check``); raises :class:`StoreCorrupt` if the
+        file is damaged. Linear in the file size: meant for small, precious databases."""
+        rows = self.call(lambda conn: conn.execute("PRAGMA quick_check").fetchall())
+        findings = [str(row[0]) for row in rows]
+        if findings != ["ok"]:
+            raise StoreCorrupt(
+                f"{self.path.name} is damaged ({'; '.join(findings[:3])})", location=self.path
+            )
+
+    def derivation(self) -> dict[str, object] | None:
+        """What the data in this (derived) database was made with, as last recorded."""
+
+        def read(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+            _derivation_table(conn)
+            return conn.execute("SELECT key, value FROM derivation").fetchall()
+
+        return {row[0]: json.loads(row[1]) for row in self.call(read)} or None
+
+    def record_derivation(self, derivation: dict[str, object]) -> None:
+        def write(conn: sqlite3.Connection) -> None:
+            _derivation_table(conn)
+            conn.execute("DELETE FROM derivation")
+            conn.executemany(
+                "INSERT INTO derivation(key, value) VALUES (?, ?)",
+                [(key, json.dumps(value)) for key, value in derivation.items()],
+            )
+
+        self.call(write)
+
+    def _submit(self, fn: Callable[[sqlite3.Connection], T]) -> Future[T]:
+        try:
+            return self._executor.submit(_in_transaction, self._conn, fn)
+        except RuntimeError:  # the executor is shut down: closed, possibly for a rebuild
+            raise IndexUnavailable(f"{self.path.name} is closed") from None
+
+    def _translate(self, exc: BaseException, report: bool = False) -> BaseException:
+        """``exc`` as :class:`StoreCorrupt` if it says the file is damaged, else unchanged."""
+        if not isinstance(exc, sqlite3.DatabaseError):
+            return exc
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is None or code & 0xFF not in _DAMAGED:
+            return exc
+        error = StoreCorrupt(f"{self.path.name} is damaged ({exc})", location=self.path)
+        if report and self._on_corrupt is not None:
+            self._on_corrupt(error)
+        return error
 
     def close(self) -> None:
         """Close the connection; safe to call twice."""
@@ -91,6 +169,12 @@ def _in_transaction(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection],
         raise
     conn.execute("COMMIT")
     return result
+
+
+def _derivation_table(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS derivation (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+    )
 
 
 def _migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> None:

@@ -26,7 +26,7 @@ from typing import TypeVar
 import numpy as np
 
 from lithos.domain.chunks import ChunkHit, chunk_hash
-from lithos.errors import ConfigError
+from lithos.errors import ConfigError, StoreCorrupt
 from lithos.store.sqlite import Database, Migration
 from lithos.store.vector_matrix import ChunkMatrix
 
@@ -79,22 +79,53 @@ class VectorStore:
     unrelated texts score near 0.
     """
 
-    def __init__(self, path: Path, model_id: str, dimension: int) -> None:
+    def __init__(
+        self,
+        path: Path,
+        model_id: str,
+        dimension: int,
+        on_corrupt: Callable[[StoreCorrupt], None] | None = None,
+    ) -> None:
+        self.path = path
         self.model_id = model_id
         self.dimension = dimension
-        self._db = Database(path, MIGRATIONS)
+        self._on_corrupt = on_corrupt
         self._lock = threading.Lock()
         # None until the first search. Replaced or changed only under _lock, and changed only on
         # the database thread inside the write it mirrors, so it follows the commit order.
         self._matrix: ChunkMatrix | None = None
         self._closed = False
-        self._db.call(self._fill_queue)
+        self._db = self._open()
+
+    def _open(self) -> Database:
+        database = Database(self.path, MIGRATIONS, on_corrupt=self._on_corrupt)
+        try:
+            database.call(self._fill_queue)
+        except BaseException:
+            database.close()
+            raise
+        return database
 
     def close(self) -> None:
-        """Close the database. Idempotent; the store is unusable afterwards."""
+        """Close the database. Idempotent; the store is unusable until :meth:`reopen`."""
         if not self._closed:
             self._closed = True
             self._db.close()
+
+    def reopen(self) -> None:
+        """Open the file again, after it was closed and moved aside (an empty store)."""
+        self.close()
+        with self._lock:
+            self._matrix = None
+        self._db = self._open()
+        self._closed = False
+
+    def derivation(self) -> dict[str, object] | None:
+        """What the chunks were made with (model, chunking), as last recorded."""
+        return self._db.derivation()
+
+    def record_derivation(self, derivation: dict[str, object]) -> None:
+        self._db.record_derivation(derivation)
 
     def set_note(self, note_id: str, content_hash: str, chunks: list[str]) -> int:
         """Make ``chunks`` the note's chunk list and record ``content_hash`` as its version.

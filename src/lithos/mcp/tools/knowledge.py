@@ -139,7 +139,9 @@ def register(server: FastMCP, app: LithosApp) -> None:
         `version_conflict` instead of overwriting someone else's newer change. Metadata
         fields (note_type, namespace, access_scope, task_id, status, entities, summaries,
         source_url, derived_from_ids, expires_at) are written only when given.
-        Returns {status: created|updated, id, path, version}."""
+        Returns {status: created|updated, id, path, version, indexing}: `indexing` is
+        `pending` when the note is saved but a search index update failed and is being retried
+        (search may show the previous version for a while), else `done`."""
         request = WriteRequest(
             agent=agent,
             title=title,
@@ -188,7 +190,8 @@ def register(server: FastMCP, app: LithosApp) -> None:
         id: Annotated[NoteId, Field(description="id of the note to delete")],
         agent: Annotated[AgentId | None, Field(description="your agent id")] = None,
     ) -> DeleteResult:
-        """Delete a note: its file and every index entry. Returns {success: true}."""
+        """Delete a note: its file and every index entry. Returns {success: true, id, path,
+        indexing} (`indexing` as for lithos_write)."""
         return cast(DeleteResult, await app.knowledge.delete(id, agent))
 
     @server.tool(annotations=READ_ONLY)

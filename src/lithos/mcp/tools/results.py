@@ -28,6 +28,7 @@ class WriteResult(TypedDict):
     id: str
     path: str
     version: str
+    indexing: Literal["done", "pending"]
     warnings: NotRequired[list[str]]
 
 
@@ -63,6 +64,8 @@ class DeleteResult(TypedDict):
     success: bool
     id: str
     path: str
+    indexing: Literal["done", "pending"]
+    warnings: NotRequired[list[str]]
 
 
 @with_config(OPEN)
@@ -243,23 +246,35 @@ class FindingList(TypedDict):
 # -- system ---------------------------------------------------------------------------------
 
 
+# A count is None while the store it comes from is failed or being rebuilt (see `stores`).
+
+
 @with_config(OPEN)
 class IndexCounts(TypedDict):
-    catalog_documents: int
-    fulltext_documents: int
-    vector_documents: int
-    embedded_chunks: int
-    pending_chunks: int
+    catalog_documents: int | None
+    fulltext_documents: int | None
+    vector_documents: int | None
+    embedded_chunks: int | None
+    pending_chunks: int | None
+    pending_index_updates: int
     embedding_model: str
 
 
 @with_config(OPEN)
+class StoreState(TypedDict):
+    state: Literal["ok", "rebuilding", "failed"]
+    reason: NotRequired[str]
+    moved_to: NotRequired[str]
+
+
+@with_config(OPEN)
 class StatsResult(TypedDict):
-    documents: int
-    chunks: int
+    documents: int | None
+    chunks: int | None
     agents: int
     active_tasks: int
     open_claims: int
-    tags: int
+    tags: int | None
     indexes: IndexCounts
-    problems: int
+    stores: dict[str, StoreState]
+    problems: int | None

@@ -18,5 +18,6 @@ def register(server: FastMCP, app: LithosApp) -> None:
     async def lithos_stats() -> StatsResult:
         """Knowledge-base counts: documents, chunks, agents, active_tasks, open_claims, tags,
         plus per-index counts (`indexes`: documents in each index, embedded and pending
-        chunks) so you can tell whether search is fully caught up."""
+        chunks, pending index updates) so you can tell whether search is fully caught up, and
+        `stores`: each store's state (ok, rebuilding, failed with a reason)."""
         return cast(StatsResult, await app.stats())

@@ -1,0 +1,115 @@
+"""Stores that break while Lithos serves are rebuilt in the background, and a write whose
+index update fails is saved, reported as pending and retried until every index has it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fastmcp import Client
+
+from lithos.app import LithosApp
+from tests.damage import block_next_deletes
+from tests.support import call
+
+pytestmark = pytest.mark.fault
+
+
+def eventually(condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Wait for ``condition`` to hold (background repair), failing after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.02)
+
+
+def in_step(app: LithosApp) -> bool:
+    catalog = {e.id: e.content_hash for e in app.catalog.entries()}
+    return app.fulltext.hashes() == catalog and app.vectors.note_hashes() == catalog
+
+
+async def test_fulltext_breaking_while_serving_is_rebuilt_and_the_write_kept(
+    app: LithosApp, client: Client, data_dir: Path
+):
+    first = await call(client, "lithos_write", agent="a", title="First", content="alpha words")
+    block_next_deletes(data_dir / ".tantivy")
+    update = await call(client, "lithos_write", agent="a", id=first["id"], content="zeppelin")
+    assert update["status"] == "updated" and update["indexing"] == "pending"
+    assert "saved" in update["warnings"][0]
+    assert "zeppelin" in (data_dir / "knowledge" / first["path"]).read_text()
+
+    def found() -> bool:
+        hits = app.fulltext.search("zeppelin")
+        return [h.id for h in hits] == [first["id"]] and not app.indexer.deferred()
+
+    eventually(found)
+    eventually(lambda: app.store_states()["fulltext"]["state"] == "ok")
+    status = app.store_states()["fulltext"]
+    assert status["moved_to"].startswith(".tantivy.broken-")
+    assert (data_dir / status["moved_to"]).is_dir()
+    assert in_step(app)
+    again = await call(client, "lithos_write", agent="a", title="Second", content="bravo")
+    assert again["indexing"] == "done"
+
+
+async def test_a_failed_index_update_is_recorded_retried_and_not_skipped(
+    app: LithosApp, client: Client, monkeypatch
+):
+    assert app.repair is not None
+    app.repair.stop()  # hold the retry back to look at what was recorded
+    real = app.vectors.set_note
+
+    def failing(*args: object, **kwargs: object) -> int:
+        raise OSError("disk hiccup")
+
+    monkeypatch.setattr(app.vectors, "set_note", failing)
+    written = await call(client, "lithos_write", agent="a", title="Kept", content="charlie")
+    assert written["status"] == "created" and written["indexing"] == "pending"
+    assert list(app.catalog.deferred()) == [written["path"]]  # durable, in the catalog
+    stats = await call(client, "lithos_stats")
+    assert stats["indexes"]["pending_index_updates"] == 1
+    monkeypatch.setattr(app.vectors, "set_note", real)
+    # The catalog already has the note's hash; the watcher must index it anyway.
+    assert app.indexer.index_path(written["path"]) is not None
+    assert app.catalog.deferred() == {} and app.indexer.deferred() == {}
+    assert in_step(app)
+
+
+async def test_the_repair_worker_retries_a_deferred_update_until_it_succeeds(
+    app: LithosApp, client: Client, monkeypatch
+):
+    real = app.vectors.set_note
+    failures = [OSError("disk hiccup")] * 2
+
+    def flaky(*args: object, **kwargs: object) -> int:
+        if failures:
+            raise failures.pop()
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(app.vectors, "set_note", flaky)
+    written = await call(client, "lithos_write", agent="a", title="Retried", content="delta")
+    assert written["indexing"] == "pending"
+    eventually(lambda: not app.indexer.deferred() and in_step(app))
+    assert app.catalog.deferred() == {}
+
+
+async def test_health_and_stats_report_a_failed_store_with_its_reason(
+    app: LithosApp, client: Client, data_dir: Path
+):
+    assert app.repair is not None
+    app.repair.stop()
+    note = await call(client, "lithos_write", agent="a", title="Note", content="echo")
+    block_next_deletes(data_dir / ".tantivy")
+    await call(client, "lithos_write", agent="a", id=note["id"], content="foxtrot")
+    health = app.health()
+    fulltext = health["stores"]["fulltext"]
+    assert fulltext["state"] == "failed" and "FileAlreadyExists" in fulltext["reason"]
+    assert str(data_dir) not in str(health["stores"])
+    assert health["stores"]["catalog"] == {"state": "ok"}
+    stats = await call(client, "lithos_stats")
+    assert stats["stores"]["fulltext"]["state"] == "failed"
+    app.repair.start()
+    eventually(lambda: app.health()["stores"]["fulltext"]["state"] == "ok")
+    eventually(lambda: in_step(app) and not app.indexer.deferred())
