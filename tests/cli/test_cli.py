@@ -85,6 +85,19 @@ def test_validate_reports_link_and_frontmatter_problems_with_exit_1(data_dir: Pa
     assert "a/dup.md: missing_frontmatter" in out
 
 
+def test_validate_reports_invalid_metadata_values_and_what_they_read_as(data_dir: Path, capsys):
+    notes = knowledge(data_dir)
+    (notes / "meta.md").write_text(
+        "---\ntitle: M\nnote_type: idea\naccess_scope: user_private\n---\nbody\n"
+    )
+    assert run(data_dir, "validate") == 1
+    out = capsys.readouterr().out
+    assert "meta.md: malformed_field: note_type 'idea' is not valid" in out
+    assert (
+        "access_scope 'user_private' is not valid; it is kept and reads as 'agent_private'" in out
+    )
+
+
 def test_validate_reports_stale_links_after_a_rename(data_dir: Path, capsys):
     notes = knowledge(data_dir)
     (notes / "old-name.md").write_text("# Renamed\n")

@@ -181,3 +181,26 @@ async def test_a_limit_above_max_results_is_cut_and_says_so(data_dir: Path):
             assert len(within["results"]) == 3 and "limit_capped_to" not in within
     finally:
         app.close()
+
+
+async def test_related_neither_reports_nor_walks_through_hidden_notes(client: Client):
+    start = (await write(client, "Root", "root"))["id"]
+    private = await write(
+        client,
+        "Private child",
+        "see [[root]]",
+        agent="alice",
+        access_scope="agent_private",
+        derived_from_ids=[start],
+    )
+    grandchild = (await write(client, "Grandchild", "x", derived_from_ids=[private["id"]]))["id"]
+    quarantined = (await write(client, "Bad", "x", status="quarantined"))["id"]
+    await call(
+        client, "lithos_edge_upsert", from_id=start, to_id=quarantined, type="supports", agent="x"
+    )
+    anonymous = await call(client, "lithos_related", id=start, depth=2)
+    assert anonymous["provenance"]["derivatives"] == []
+    assert anonymous["links"]["incoming"] == [] and anonymous["edges"] == []
+    alice = await call(client, "lithos_related", id=start, depth=2, agent_id="alice")
+    assert [n["id"] for n in alice["provenance"]["derivatives"]] == [private["id"], grandchild]
+    assert [n["id"] for n in alice["links"]["incoming"]] == [private["id"]]

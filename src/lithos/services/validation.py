@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from lithos.domain.frontmatter import FrontmatterError
 from lithos.domain.links import LinkResolver, normalise_target, parse_links
+from lithos.domain.metadata import parse_metadata
 from lithos.domain.notes import (
     Note,
     is_valid_id,
@@ -87,6 +88,11 @@ def _frontmatter_problems(path: str, meta: dict[str, object]) -> list[Problem]:
             found.append(
                 Problem(path, "malformed_field", f"confidence {confidence!r} not in [0, 1]")
             )
+    _, rejected = parse_metadata(meta)
+    for key, value in rejected.items():
+        reads_as = getattr(parse_metadata({key: value})[0], key)
+        message = f"{key} {value!r} is not valid; it is kept and reads as {reads_as!r}"
+        found.append(Problem(path, "malformed_field", message))
     return found
 
 

@@ -15,6 +15,8 @@ from pydantic import ConfigDict, with_config
 # pydantic needs the typing_extensions TypedDict on Python < 3.12 to read these.
 from typing_extensions import TypedDict
 
+from lithos.domain.metadata import AccessScope, NoteStatus, NoteType
+
 # Keys a service adds before they are described here still reach the client: FastMCP
 # serialises a result through its return type, which would otherwise drop unknown keys.
 OPEN = ConfigDict(extra="allow")
@@ -48,6 +50,38 @@ class LinkItem(TypedDict):
 
 
 @with_config(OPEN)
+class NoteSummaries(TypedDict):
+    short: NotRequired[str]
+    long: NotRequired[str]
+
+
+@with_config(OPEN)
+class NoteMetadataOut(TypedDict):
+    """Every field with its effective value, plus any frontmatter keys people added."""
+
+    author: str
+    contributors: list[str]
+    created_at: str
+    updated_at: str
+    tags: list[str]
+    confidence: float
+    aliases: list[str]
+    source: str | None
+    supersedes: str | None
+    note_type: NoteType
+    namespace: str
+    access_scope: AccessScope
+    task_id: str | None
+    status: NoteStatus
+    schema_version: int
+    entities: list[str]
+    summaries: NoteSummaries
+    source_url: str | None
+    derived_from_ids: list[str]
+    expires_at: str | None
+
+
+@with_config(OPEN)
 class ReadResult(TypedDict):
     id: str
     title: str
@@ -55,7 +89,7 @@ class ReadResult(TypedDict):
     content: str
     truncated: bool
     version: str
-    metadata: dict[str, Any]
+    metadata: NoteMetadataOut
     links: list[LinkItem]
 
 
