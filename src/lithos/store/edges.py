@@ -290,9 +290,11 @@ class SqliteEdgeStore:
         joiner = " AND " if both_ends else " OR "
         where = [f"(edges.from_id IN ({ids}){joiner}edges.to_id IN ({ids}))"]
         if namespaces is not None:
-            where.append(f"edges.namespace IN ({_placeholders('ns', namespaces, params)})")
+            # Unary + keeps the planner on the endpoint indexes: a type or namespace matches
+            # far more edges than a handful of notes do.
+            where.append(f"+edges.namespace IN ({_placeholders('ns', namespaces, params)})")
         if types is not None:
-            where.append(f"edges.type IN ({_placeholders('type', types, params)})")
+            where.append(f"+edges.type IN ({_placeholders('type', types, params)})")
         return self._select(" AND ".join(where), params, now, limit=None)
 
     def mark_used(self, edge_ids: Sequence[str], now: datetime) -> int:
