@@ -18,6 +18,10 @@ _PARAGRAPH_SEPARATOR = "\n\n"
 _SENTENCE_SEPARATOR = " "
 
 
+# Bump when chunk_text would cut the same text differently: stored chunks are then re-derived.
+CHUNKER_VERSION = 1
+
+
 def chunk_text(text: str, target: int = 500, maximum: int = 1000) -> list[str]:
     """Split Markdown ``text`` into chunks of about ``target`` characters.
 

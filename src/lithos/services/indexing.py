@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from lithos.domain.chunks import chunk_text
+from lithos.domain.chunks import CHUNKER_VERSION, chunk_text
 from lithos.domain.frontmatter import FrontmatterError
 from lithos.domain.links import parse_links
 from lithos.domain.notes import (
@@ -28,8 +28,8 @@ from lithos.domain.notes import (
     render_note,
 )
 from lithos.domain.timestamps import format_timestamp
-from lithos.store.catalog import Catalog, CatalogEntry, CatalogRecord
-from lithos.store.fulltext import FullTextDoc, FullTextIndex
+from lithos.store.catalog import CATALOG_FORMAT, Catalog, CatalogEntry, CatalogRecord
+from lithos.store.fulltext import FULLTEXT_FORMAT, FullTextDoc, FullTextIndex
 from lithos.store.markdown import FileInfo, KnowledgeFiles
 from lithos.store.vectors import VectorStore
 
@@ -50,6 +50,16 @@ class IndexListener(Protocol):
     def reset(self) -> None: ...
 
 
+class DerivedIndex(Protocol):
+    """An index made from the files that records how it was made."""
+
+    def derivation(self) -> dict[str, object] | None: ...
+
+    def record_derivation(self, derivation: dict[str, object]) -> None: ...
+
+    def clear(self) -> None: ...
+
+
 @dataclass
 class ReconcileReport:
     """What a reconcile found and did. Counts are of notes."""
@@ -62,6 +72,7 @@ class ReconcileReport:
     removed: int = 0
     ids_assigned: int = 0
     temp_files_removed: int = 0
+    rederived: list[str] = field(default_factory=list)  # indexes made again: settings changed
     problems: list[dict[str, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
@@ -285,11 +296,13 @@ class Indexer:
         """Verify every index against the files and repair what differs, nothing more."""
         with self.lock:
             deferred = {**self.deferred(), **self.catalog.deferred()}
+            report = ReconcileReport()
             if clear:
                 self.catalog.clear()
                 self.fulltext.clear()
                 self.vectors.clear()
-            report = ReconcileReport()
+            else:
+                report.rederived = self._clear_rederived()
             report.temp_files_removed = self.files.remove_temp_files()
             on_disk = list(self.files.scan())
             report.files = len(on_disk)
@@ -315,10 +328,48 @@ class Indexer:
             self._remove_stale(seen_ids, fulltext, vectors, report)
             report.problems = self.catalog.problems()
             self._settle(deferred)  # every index now agrees with the files
+            for name, index in self._derived().items():
+                index.record_derivation(self.derivations()[name])
             for listener in self._listeners:
                 listener.reset()
         self._notify()
         return report
+
+    def derivations(self) -> dict[str, dict[str, object]]:
+        """How each derived index is made with the current code and settings."""
+        return {
+            "catalog": {"format": CATALOG_FORMAT},
+            "fulltext": {"format": FULLTEXT_FORMAT},
+            "vectors": {
+                "model": self.vectors.model_id,
+                "dimension": self.vectors.dimension,
+                "chunker": CHUNKER_VERSION,
+                "chunk_size": self._chunk_size,
+                "chunk_max": self._chunk_max,
+            },
+        }
+
+    def _derived(self) -> dict[str, DerivedIndex]:
+        return {"catalog": self.catalog, "fulltext": self.fulltext, "vectors": self.vectors}
+
+    def _clear_rederived(self) -> list[str]:
+        """Empty each index whose recorded derivation differs from :meth:`derivations`, for
+        the reconcile to fill again. An index that recorded nothing (made before derivations
+        were recorded, or just created) is trusted and recorded as it is."""
+        wanted = self.derivations()
+        stale = []
+        for name, index in self._derived().items():
+            recorded = index.derivation()
+            if recorded is not None and recorded != wanted[name]:
+                log.warning(
+                    "the %s index was made with %s, now %s: re-deriving it",
+                    name,
+                    recorded,
+                    wanted[name],
+                )
+                index.clear()  # the vector cache stays: unchanged chunk text is not re-embedded
+                stale.append(name)
+        return stale
 
     def _check(
         self,

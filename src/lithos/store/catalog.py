@@ -101,6 +101,10 @@ CATALOG_MIGRATIONS = [
 ]
 
 
+# Bump when notes are turned into catalog rows differently: the catalog is then re-derived.
+CATALOG_FORMAT = 1
+
+
 @dataclass(frozen=True)
 class CatalogEntry:
     id: str

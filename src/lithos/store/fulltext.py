@@ -81,6 +81,10 @@ class FullTextHit:
     score: float
 
 
+# Bump with any change to build_schema or to what a document holds: the index is re-derived.
+FULLTEXT_FORMAT = 1
+
+
 def build_schema() -> tantivy.Schema:
     """The schema of the index. Changing it makes existing indexes fail to open (rebuild)."""
     builder = tantivy.SchemaBuilder()

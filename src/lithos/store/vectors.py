@@ -200,6 +200,15 @@ class VectorStore:
         )
         return {row["note_id"]: row["content_hash"] for row in rows}
 
+    def chunks(self, note_id: str) -> list[str]:
+        """The note's chunk texts, in order."""
+        rows = self._db.call(
+            lambda conn: conn.execute(
+                "SELECT text FROM chunks WHERE note_id = ? ORDER BY chunk_index", (note_id,)
+            ).fetchall()
+        )
+        return [row[0] for row in rows]
+
     def pending(self, limit: int) -> list[tuple[str, str]]:
         """Up to ``limit`` distinct ``(chunk_hash, text)`` that some note uses and that have no
         vector for this model yet, in the order they were first needed."""
