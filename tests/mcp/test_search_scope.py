@@ -204,3 +204,21 @@ async def test_related_neither_reports_nor_walks_through_hidden_notes(client: Cl
     alice = await call(client, "lithos_related", id=start, depth=2, agent_id="alice")
     assert [n["id"] for n in alice["provenance"]["derivatives"]] == [private["id"], grandchild]
     assert [n["id"] for n in alice["links"]["incoming"]] == [private["id"]]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_search_filters_by_note_type_and_namespace_inside_the_query(
+    client: Client, app: LithosApp, mode: str
+):
+    concept = await write(client, "Concept", "puffin colony", note_type="concept")
+    await write(client, "Finding", "puffin colony", note_type="agent_finding")
+    elsewhere = await write(client, "Elsewhere", "puffin colony", namespace="birds/sea")
+    assert app.embedding.wait_idle(10)
+    by_type = await call(
+        client, "lithos_search", query="puffin colony", mode=mode, note_types=["concept"]
+    )
+    assert [hit["id"] for hit in by_type["results"]] == [concept["id"]]
+    by_namespace = await call(
+        client, "lithos_semantic", query="puffin colony", namespaces=["birds/sea"]
+    )
+    assert [hit["id"] for hit in by_namespace["results"]] == [elsewhere["id"]]

@@ -16,6 +16,7 @@ from lithos.mcp.tools.types import (
     CallerAgent,
     CallerTask,
     IsoTime,
+    Namespaces,
     NoteId,
     NoteTypes,
     PathPrefix,
@@ -207,10 +208,7 @@ def register(server: FastMCP, app: LithosApp) -> None:
             int, Field(ge=0, le=MAX_OFFSET, description="skip this many notes (paging)")
         ] = 0,
         note_types: NoteTypes = None,
-        namespaces: Annotated[
-            list[Annotated[str, Field(max_length=200)]] | None,
-            Field(max_length=50, description="only notes in any of these namespaces"),
-        ] = None,
+        namespaces: Namespaces = None,
         agent_id: CallerAgent = None,
         task_id: CallerTask = None,
     ) -> ListResult:

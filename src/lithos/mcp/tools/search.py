@@ -9,14 +9,18 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from lithos.domain.filters import SearchFilter
+from lithos.domain.metadata import NoteType
 from lithos.domain.notes import require_valid_id
+from lithos.domain.scope import Scope
 from lithos.mcp.tools.results import LinksResult, SearchResult, TagsResult
 from lithos.mcp.tools.types import (
     READ_ONLY,
     AgentId,
     CallerAgent,
     CallerTask,
+    Namespaces,
     NoteId,
+    NoteTypes,
     PathPrefix,
     TagFilter,
     caller_scope,
@@ -60,6 +64,8 @@ def register(server: FastMCP, app: LithosApp) -> None:
             Field(description="fulltext (BM25), semantic (meaning) or hybrid (both fused)"),
         ] = "fulltext",
         threshold: Threshold = None,
+        note_types: NoteTypes = None,
+        namespaces: Namespaces = None,
         agent_id: CallerAgent = None,
         task_id: CallerTask = None,
     ) -> SearchResult:
@@ -67,9 +73,12 @@ def register(server: FastMCP, app: LithosApp) -> None:
         syntax — phrases "...", AND/OR/-, field queries like title:asyncio; unparseable
         queries fall back to plain terms. `semantic`: meaning-based over embedded chunks.
         `hybrid`: fusion of both, best for natural-language questions. Filters: `tags` (all
-        must match), `author`, `path_prefix`; pass your `agent_id`/`task_id` to find your
-        agent_private and task notes. Returns {results: [{id, title, path, snippet, score}]}."""
-        search_filter = _filter(tags, author, path_prefix, agent_id, task_id)
+        must match), `author`, `path_prefix`, `note_types`, `namespaces`; pass your
+        `agent_id`/`task_id` to find your agent_private and task notes.
+        Returns {results: [{id, title, path, snippet, score}]}."""
+        search_filter = _filter(
+            tags, author, path_prefix, note_types, namespaces, caller_scope(agent_id, task_id)
+        )
         result = await app.search.search(
             query, mode=mode, limit=limit, search_filter=search_filter, threshold=threshold
         )
@@ -86,6 +95,8 @@ def register(server: FastMCP, app: LithosApp) -> None:
         tags: TagFilter = None,
         author: Author = None,
         path_prefix: PathPrefix = None,
+        note_types: NoteTypes = None,
+        namespaces: Namespaces = None,
         agent_id: CallerAgent = None,
         task_id: CallerTask = None,
     ) -> SearchResult:
@@ -94,7 +105,9 @@ def register(server: FastMCP, app: LithosApp) -> None:
         `threshold` (default from config, 0.3). Notes written moments ago may still be
         waiting to be embedded (`pending_chunks`). Returns {results: [{id, title, path,
         snippet, similarity}]}. Takes the same filters as lithos_search."""
-        search_filter = _filter(tags, author, path_prefix, agent_id, task_id)
+        search_filter = _filter(
+            tags, author, path_prefix, note_types, namespaces, caller_scope(agent_id, task_id)
+        )
         result = await app.search.search(
             query, mode="semantic", limit=limit, threshold=threshold, search_filter=search_filter
         )
@@ -132,12 +145,15 @@ def _filter(
     tags: list[str] | None,
     author: str | None,
     path_prefix: str | None,
-    agent_id: str | None,
-    task_id: str | None,
+    note_types: list[NoteType] | None,
+    namespaces: list[str] | None,
+    scope: Scope,
 ) -> SearchFilter:
     return SearchFilter(
         tags=tuple(tags or ()),
         author=author,
         path_prefix=path_prefix,
-        scope=caller_scope(agent_id, task_id),
+        note_types=tuple(note_types or ()),
+        namespaces=tuple(namespaces or ()),
+        scope=scope,
     )

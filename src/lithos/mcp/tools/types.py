@@ -61,6 +61,10 @@ CallerTask = Annotated[
 NoteTypes = Annotated[
     list[NoteType] | None, Field(max_length=6, description="only notes of any of these types")
 ]
+Namespaces = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=200)]] | None,
+    Field(max_length=50, description="only notes in any of these namespaces"),
+]
 
 
 class SummariesArg(BaseModel):
