@@ -38,6 +38,7 @@ from lithos.store.coordination import COORDINATION_MIGRATIONS
 from lithos.store.edges import EDGE_MIGRATIONS, SqliteEdgeStore
 from lithos.store.embedder import create_embedder
 from lithos.store.fulltext import FullTextIndex, writer_lock_is_held
+from lithos.store.identities import IDENTITY_MIGRATIONS, IdentityMap
 from lithos.store.lifecycle import StoreKeeper, StoreStatus, open_authoritative
 from lithos.store.markdown import KnowledgeFiles
 from lithos.store.vectors import VectorStore
@@ -46,6 +47,7 @@ log = logging.getLogger("lithos")
 FRONTMATTER_ALLOWANCE = 64_000
 COORDINATION_HOLDS = "tasks, claims, findings and the agent registry"
 EDGES_HOLDS = "the typed edges agents and people added, with their learned weights"
+IDENTITIES_HOLDS = "the note ids of files that carry none (people's own files)"
 T = TypeVar("T")
 
 
@@ -78,6 +80,11 @@ class LithosApp:
         self.coordination_db = open_authoritative(
             data / ".lithos" / "coordination.db", COORDINATION_MIGRATIONS, COORDINATION_HOLDS, data
         )
+        self.identities = IdentityMap(
+            open_authoritative(
+                data / ".lithos" / "identities.db", IDENTITY_MIGRATIONS, IDENTITIES_HOLDS, data
+            )
+        )
         self.embedder = self._embedder or create_embedder(
             cfg.search.embedding_model, threads=cfg.search.embedding_threads
         )
@@ -106,12 +113,14 @@ class LithosApp:
             self.catalog,
             self.fulltext,
             self.vectors,
+            self.identities,
             self.embedding.notify,
             chunk_size=cfg.search.chunk_size,
             chunk_max=cfg.search.chunk_max,
             max_file_bytes=self.max_file_bytes,
             listeners=[self.graph, self.edge_projection],
             lock=lock,
+            adopt_files=cfg.storage.adopt_files,
         )
         self.agents = AgentRegistry(self.coordination_db)
         self.coordination = CoordinationService(
@@ -216,6 +225,7 @@ class LithosApp:
         self.fulltext.close()
         self.vectors.close()
         self.catalog.close()
+        self.identities.close()
         self.coordination_db.close()
         self.edge_store.close()
         self._opened = False

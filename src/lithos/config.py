@@ -63,6 +63,9 @@ class StorageConfig(_Section):
     data_dir: Path = Path("./data")
     knowledge_subdir: str = "knowledge"
     max_content_bytes: int = Field(default=1_000_000, ge=1)
+    # People's files are theirs: a file without an ``id`` keeps its identity in .lithos/
+    # and is never written to unless an agent updates it, `lithos adopt` is run, or this is on.
+    adopt_files: bool = False
 
 
 class SearchConfig(_Section):

@@ -82,7 +82,7 @@ def test_validate_reports_link_and_frontmatter_problems_with_exit_1(data_dir: Pa
     assert "[[a/dup]]" not in out
     assert "bad.md: malformed_frontmatter" in out
     assert "badconf.md: malformed_id" in out and "badconf.md: malformed_field" in out
-    assert "a/dup.md: missing_frontmatter" in out
+    assert "missing_frontmatter" not in out  # a person's file needs no frontmatter
 
 
 def test_validate_reports_invalid_metadata_values_and_what_they_read_as(data_dir: Path, capsys):
@@ -116,9 +116,8 @@ def test_validate_is_clean_and_exits_0_for_good_notes(data_dir: Path, capsys):
     notes = knowledge(data_dir)
     (notes / "a.md").write_text("# A\n\n[[b]]\n")
     (notes / "b.md").write_text("# B\n")
-    run(data_dir, "reindex")  # gives both files full frontmatter
-    for path in notes.glob("*.md"):
-        assert split_frontmatter(path.read_text())[0]["id"]
+    run(data_dir, "reindex")
+    assert (notes / "a.md").read_text() == "# A\n\n[[b]]\n"  # reindex never writes a file
     assert run(data_dir, "validate") == 0
 
 
@@ -219,3 +218,16 @@ def test_reindex_also_logs_to_a_file_in_the_data_dir(data_dir: Path, capsys):
     run(data_dir, "reindex")
     log = (data_dir / ".lithos" / "logs" / "lithos.log").read_text()
     assert "index check" in log
+
+
+def test_adopt_writes_ids_into_the_named_file_only(data_dir: Path, capsys):
+    notes = knowledge(data_dir)
+    (notes / "a.md").write_text("# A\n")
+    (notes / "b.md").write_text("# B\n")
+    assert run(data_dir, "adopt", "a.md") == 0
+    assert capsys.readouterr().out.split() == ["a.md"]
+    meta, body = split_frontmatter((notes / "a.md").read_text())
+    assert meta["id"] and body == "# A\n"
+    assert (notes / "b.md").read_text() == "# B\n"
+    assert run(data_dir, "adopt") == 0
+    assert capsys.readouterr().out.split() == ["b.md"]

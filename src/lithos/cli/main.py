@@ -29,7 +29,7 @@ log = logging.getLogger("lithos.cli")
 
 # Commands that read an existing knowledge base: a data directory that does not exist is a
 # mistyped path, not a request to start an empty one (only `serve` creates one).
-NEEDS_EXISTING_DATA = frozenset({"stats", "search", "reindex", "validate"})
+NEEDS_EXISTING_DATA = frozenset({"stats", "search", "reindex", "validate", "adopt"})
 EXIT_PROBLEMS = 1
 EXIT_ERROR = 2
 
@@ -96,6 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="print JSON for scripts")
     doctor.add_argument("--host", help="the address `lithos serve` would listen on")
     doctor.add_argument("--port", type=int, help="the port `lithos serve` would listen on")
+    adopt = commands.add_parser(
+        "adopt",
+        help="write ids into hand-written files (which Lithos otherwise never changes)",
+        parents=shared,
+    )
+    adopt.add_argument(
+        "path", nargs="?", help="a note file or folder inside knowledge/ (default: every file)"
+    )
     return parser
 
 
@@ -118,6 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "reindex": _reindex,
             "validate": _validate,
             "doctor": _doctor,
+            "adopt": _adopt,
         }[args.command]
         return handler(config, args)
     except LithosError as exc:
@@ -243,6 +252,28 @@ def _doctor(config: LithosConfig, args: argparse.Namespace) -> int:
     else:
         print(render(checks))
     return EXIT_PROBLEMS if any(check.status == "fail" for check in checks) else 0
+
+
+def _adopt(config: LithosConfig, args: argparse.Namespace) -> int:
+    app = LithosApp(config).open()
+    try:
+        app.reconcile()
+        adopted = app.indexer.adopt(_files_under(app, args.path))
+    finally:
+        app.close()
+    for path in adopted:
+        print(path)
+    print(f"{len(adopted)} file(s) adopted", file=sys.stderr)
+    return 0
+
+
+def _files_under(app: LithosApp, path: str | None) -> list[str]:
+    """Every note file at or below ``path`` (a file or a folder; None: the whole base)."""
+    if path and path.strip().endswith(".md"):
+        return [app.files.check_file(path)]
+    folder = app.files.check_dir(path)
+    prefix = f"{folder}/" if folder else ""
+    return [info.path for info in app.files.scan() if info.path.startswith(prefix)]
 
 
 def _wait_for_embeddings(app: LithosApp) -> None:

@@ -45,7 +45,7 @@ CORE_KEYS = (
 )
 KNOWN_KEYS = CORE_KEYS + METADATA_KEYS
 
-_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+FRONTMATTER_BLOCK = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
@@ -132,7 +132,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     Raises FrontmatterError when a frontmatter block exists but is not a YAML mapping or is
     beyond the parsing limits (size, nesting, aliases; see :mod:`lithos.domain.frontmatter`).
     """
-    match = _FRONTMATTER.match(text)
+    match = FRONTMATTER_BLOCK.match(text)
     if not match:
         return {}, text
     data = load_frontmatter(match.group(1)) or {}
@@ -173,6 +173,13 @@ def parse_note(text: str, path: str, fallback_time: str | None = None) -> Note:
 
 def render_note(note: Note) -> str:
     """The file text of a note: YAML frontmatter then the Markdown body."""
+    header = yaml.safe_dump(frontmatter_of(note), sort_keys=False, allow_unicode=True, width=10_000)
+    body = note.content if note.content.endswith("\n") else note.content + "\n"
+    return f"---\n{header}---\n\n{body}"
+
+
+def frontmatter_of(note: Note) -> dict[str, Any]:
+    """The frontmatter mapping Lithos writes for a note, in its own key order."""
     meta: dict[str, Any] = {
         "id": note.id,
         "title": note.title,
@@ -192,9 +199,7 @@ def render_note(note: Note) -> str:
         meta["supersedes"] = note.supersedes
     meta.update(render_metadata(note.metadata))
     meta.update(note.extra)
-    header = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=10_000)
-    body = note.content if note.content.endswith("\n") else note.content + "\n"
-    return f"---\n{header}---\n\n{body}"
+    return meta
 
 
 def truncate(content: str, max_length: int) -> tuple[str, bool]:

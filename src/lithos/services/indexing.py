@@ -18,18 +18,20 @@ from typing import Protocol
 
 from lithos.domain.chunks import CHUNKER_VERSION, chunk_text
 from lithos.domain.frontmatter import FrontmatterError
+from lithos.domain.frontmatter_edit import edit_frontmatter
 from lithos.domain.links import parse_links
 from lithos.domain.notes import (
+    KNOWN_KEYS,
     Note,
     content_hash,
     is_valid_id,
-    new_id,
     parse_note,
-    render_note,
+    split_frontmatter,
 )
 from lithos.domain.timestamps import format_timestamp
 from lithos.store.catalog import CATALOG_FORMAT, Catalog, CatalogEntry, CatalogRecord
 from lithos.store.fulltext import FULLTEXT_FORMAT, FullTextDoc, FullTextIndex
+from lithos.store.identities import IdentityMap
 from lithos.store.markdown import FileInfo, KnowledgeFiles
 from lithos.store.vectors import VectorStore
 
@@ -109,13 +111,17 @@ class Indexer:
         catalog: Catalog,
         fulltext: FullTextIndex,
         vectors: VectorStore,
+        identities: IdentityMap,
         notify_embedder: Callable[[], None],
         chunk_size: int = 500,
         chunk_max: int = 1000,
         max_file_bytes: int = 2_000_000,
         listeners: Sequence[IndexListener] = (),
         lock: threading.RLock | None = None,
+        adopt_files: bool = False,
     ) -> None:
+        """``identities`` gives ids to files without one (a person's files), which are left
+        untouched unless ``adopt_files`` asks to write the id into them."""
         self.files = files
         self.catalog = catalog
         self.fulltext = fulltext
@@ -126,6 +132,8 @@ class Indexer:
         self._max_file_bytes = max_file_bytes
         self.lock = lock or threading.RLock()
         self._listeners = tuple(listeners)
+        self.identities = identities
+        self._adopt_files = adopt_files
         self.applied = 0  # notes (re)indexed: lets tests see that nothing was re-done
         # Paths whose index update failed after their file was written: path -> reason. Also
         # recorded in the catalog; retried by the repair worker, never skipped as unchanged.
@@ -248,7 +256,7 @@ class Indexer:
 
         Returns what was indexed, or None when it was already current, gone, unreadable or
         invalid (invalid files are recorded as problems, never fatal). A file without an ``id``
-        gets one written into its frontmatter so its identity survives restarts.
+        gets one from the identity map; the file itself is not changed.
         """
         return self.sync_paths([path]).get(path)
 
@@ -460,20 +468,58 @@ class Indexer:
             log.warning("skipping %s: %s", path, exc)
             self.catalog.record_problem(path, "frontmatter", str(exc), info.mtime_ns)
             return None
+        file_hash = content_hash(text)
         if not is_valid_id(note.id):
-            note = note.with_changes(id=new_id())
-            text = render_note(note)
-            self.files.replace(path, text)
-            info = self.files.stat(path) or info
-            if report:
+            identity = self.identities.identify(path, file_hash, self.files.exists)
+            note = note.with_changes(id=identity.note_id)
+            if report and identity.new:
                 report.ids_assigned += 1
-        item = IndexedFile(note, content_hash(text), info)
+            if self._adopt_files:
+                text = self._write_identity(note, text)
+                file_hash = content_hash(text)
+                info = self.files.stat(path) or info
+        item = IndexedFile(note, file_hash, info)
         owner = self.catalog.get(note.id)
         if owner is not None and owner.path != path and self.files.exists(owner.path):
             self._duplicate(item)
             return None
         self.catalog.clear_problem(path)
         return item
+
+    # -- adoption -----------------------------------------------------------------------
+
+    def adopt(self, paths: Sequence[str]) -> list[str]:
+        """Write the id (and creation and update times when missing) into the frontmatter of
+        each of these files that has no id yet, keeping everything else in them as written;
+        returns the paths changed. Files already carrying an id are left alone."""
+        adopted: list[str] = []
+        with self.lock:
+            for path in paths:
+                info = self.files.stat(path)
+                text = self._read(info) if info is not None else None
+                if info is None or text is None:
+                    continue
+                try:
+                    note = parse_note(text, path, fallback_time=_mtime_iso(info))
+                except FrontmatterError:
+                    continue
+                if is_valid_id(note.id):
+                    continue
+                identity = self.identities.identify(path, content_hash(text), self.files.exists)
+                self._write_identity(note.with_changes(id=identity.note_id), text)
+                adopted.append(path)
+            self.sync_paths(adopted)
+        return adopted
+
+    def _write_identity(self, note: Note, text: str) -> str:
+        meta, _ = split_frontmatter(text)
+        changes: dict[str, object] = {"id": note.id}
+        for key in ("created_at", "updated_at"):
+            if key not in meta:
+                changes[key] = getattr(note, key)
+        edited = edit_frontmatter(text, changes, KNOWN_KEYS)
+        self.files.replace(note.path, edited)
+        return edited
 
     def _duplicate(self, item: IndexedFile) -> None:
         message = f"id {item.note.id} is already used by another file"

@@ -15,6 +15,7 @@ from typing import Any
 from lithos.domain.coordination import require_text
 from lithos.domain.filters import clean_prefix
 from lithos.domain.frontmatter import FrontmatterError
+from lithos.domain.frontmatter_edit import render_changes
 from lithos.domain.metadata import (
     MetadataChange,
     NoteMetadata,
@@ -171,7 +172,7 @@ class KnowledgeService:
                     current_version=version_of(content_hash(current_text)),
                 )
             note = self._merge(current, request)
-            text = render_note(note)
+            text = render_changes(current_text, current, note)
             if note.path != current.path:
                 directory, _, name = note.path.rpartition("/")
                 new_path = self.files.create(directory, name[:-3], text)
@@ -225,9 +226,11 @@ class KnowledgeService:
             self.indexer.forget(note_id)
             raise DocNotFound(f"no note with id {note_id} (its file is gone)") from None
         try:
-            return parse_note(text, entry.path), text
+            note = parse_note(text, entry.path, fallback_time=entry.created_at)
         except FrontmatterError as exc:
             raise NoteUnreadable(f"note {note_id} has broken frontmatter: {exc}") from exc
+        # A person's file has no id of its own: its identity lives in the identity map.
+        return note.with_changes(id=entry.id), text
 
     def _read(
         self, note_id: str | None, path: str | None, max_length: int | None

@@ -20,7 +20,10 @@ from lithos.domain.notes import (
 from lithos.store.catalog import Catalog
 from lithos.store.markdown import KnowledgeFiles
 
-REQUIRED = ("id", "title", "created_at", "updated_at", "author")
+# Keys a note Lithos manages (one whose frontmatter has an ``id``) must carry. A person's file
+# without an id needs none: its identity is kept in .lithos/ and its title comes from the
+# frontmatter, the first heading or the file name.
+REQUIRED = ("id", "created_at", "updated_at")
 
 
 @dataclass(frozen=True)
@@ -64,16 +67,16 @@ def validate(files: KnowledgeFiles, catalog: Catalog, max_file_bytes: int) -> li
         if note.id:
             owners[note.id] = info.path
         notes.append(note)
+    indexed = {entry.path: entry.id for entry in catalog.entries()}
+    notes = [n if n.id else n.with_changes(id=indexed.get(n.path, "")) for n in notes]
     problems.extend(_link_problems(notes, catalog.former_paths()))
     return sorted(problems, key=lambda p: (p.path, p.kind, p.message))
 
 
 def _frontmatter_problems(path: str, meta: dict[str, object]) -> list[Problem]:
-    if not meta:
-        return [Problem(path, "missing_frontmatter", "no YAML frontmatter block")]
     found = []
     missing = [key for key in REQUIRED if not meta.get(key)]
-    if missing:
+    if meta.get("id") and missing:
         found.append(Problem(path, "missing_field", f"missing: {', '.join(missing)}"))
     raw_id = meta.get("id")
     if raw_id and not is_valid_id(str(raw_id).strip().lower()):
@@ -97,7 +100,7 @@ def _frontmatter_problems(path: str, meta: dict[str, object]) -> list[Problem]:
 
 
 def _link_problems(notes: list[Note], former: dict[str, str]) -> list[Problem]:
-    # A file not yet given an id is still a link target; its path stands in for the id.
+    # A file not indexed yet is still a link target; its path stands in for the id.
     keys = {n.path: n.id or f"path:{n.path}" for n in notes}
     resolver = LinkResolver.build((keys[n.path], n.path, n.aliases) for n in notes)
     paths = {keys[n.path]: n.path for n in notes}
