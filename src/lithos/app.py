@@ -130,7 +130,12 @@ class LithosApp:
             max_ttl_minutes=cfg.coordination.claim_max_ttl_minutes,
         )
         self.knowledge = KnowledgeService(
-            self.files, self.indexer, self.graph, self.agents, cfg.storage.max_content_bytes
+            self.files,
+            self.indexer,
+            self.graph,
+            self.agents,
+            cfg.storage.max_content_bytes,
+            file_names=cfg.storage.file_names,
         )
         self.edges = EdgeService(
             self.edge_store,

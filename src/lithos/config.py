@@ -66,6 +66,9 @@ class StorageConfig(_Section):
     # People's files are theirs: a file without an ``id`` keeps its identity in .lithos/
     # and is never written to unless an agent updates it, `lithos adopt` is run, or this is on.
     adopt_files: bool = False
+    # How a new note's file is named: after its title ("Event Loop.md": Obsidian shows the
+    # title and resolves [[Event Loop]] to it) or its slug ("event-loop.md").
+    file_names: Literal["title", "slug"] = "title"
 
 
 class SearchConfig(_Section):

@@ -231,3 +231,16 @@ def test_adopt_writes_ids_into_the_named_file_only(data_dir: Path, capsys):
     assert (notes / "b.md").read_text() == "# B\n"
     assert run(data_dir, "adopt") == 0
     assert capsys.readouterr().out.split() == ["b.md"]
+
+
+def test_validate_suggests_the_note_a_broken_link_probably_meant(data_dir: Path, capsys):
+    notes = knowledge(data_dir)
+    (notes / "loop.md").write_text("---\ntitle: Event Loop\n---\nbody\n")
+    (notes / "user.md").write_text("# User\n\n[[Evnt Loop]] and [[event loop]] and [[Zebra]]\n")
+    assert run(data_dir, "validate") == 1
+    out = capsys.readouterr().out
+    assert (
+        "user.md: broken_link: [[Evnt Loop]] matches no note; did you mean [[Event Loop]]?" in out
+    )
+    assert "[[event loop]]" not in out  # resolved by title, ignoring case
+    assert "user.md: broken_link: [[Zebra]] matches no note\n" in out

@@ -23,7 +23,7 @@ async def test_write_creates_a_markdown_file_with_spec_frontmatter(client: Clien
         client, title="Python asyncio patterns", content="Use gather.", tags=["python"]
     )
     assert result["status"] == "created"
-    assert result["path"] == "python-asyncio-patterns.md"
+    assert result["path"] == "Python asyncio patterns.md"
     text = (app.files.root / result["path"]).read_text()
     meta, body = split_frontmatter(text)
     assert list(meta)[:5] == ["id", "title", "created_at", "updated_at", "author"]
@@ -34,16 +34,16 @@ async def test_write_creates_a_markdown_file_with_spec_frontmatter(client: Clien
 
 async def test_write_into_subdirectory_uses_the_path(client: Client, app: LithosApp):
     result = await write(client, title="Deploy", content="x", path="procedures/ops")
-    assert result["path"] == "procedures/ops/deploy.md"
-    assert (app.files.root / "procedures/ops/deploy.md").is_file()
+    assert result["path"] == "procedures/ops/Deploy.md"
+    assert (app.files.root / "procedures/ops/Deploy.md").is_file()
 
 
 async def test_same_title_twice_keeps_both_notes_and_says_so(client: Client, app: LithosApp):
     first = await write(client, title="Same title", content="first")
     second = await write(client, title="Same title", content="second")
-    assert first["path"] == "same-title.md"
-    assert second["path"] == "same-title-2.md"
-    assert "warnings" in second and "same-title.md" in second["warnings"][0]
+    assert first["path"] == "Same title.md"
+    assert second["path"] == "Same title 2.md"
+    assert "warnings" in second and "Same title.md" in second["warnings"][0]
     assert (await call(client, "lithos_read", id=first["id"]))["content"].strip() == "first"
     assert (await call(client, "lithos_read", id=second["id"]))["content"].strip() == "second"
 
@@ -135,7 +135,7 @@ async def test_read_by_path_and_truncation_at_a_sentence(client: Client):
     note = await call(client, "lithos_read", path=created["path"], max_length=30)
     assert note["id"] == created["id"]
     assert note["truncated"] is True and note["content"] == "First sentence here."
-    whole = await call(client, "lithos_read", path="trunc", max_length=1000)
+    whole = await call(client, "lithos_read", path="Trunc", max_length=1000)
     assert whole["truncated"] is False
 
 

@@ -1,7 +1,8 @@
 """Wiki-links (spec 3.4): parsing ``[[target]]`` / ``[[target|text]]`` and resolving targets.
 
-Resolution precedence, first match wins: exact path, unique filename, UUID, unique alias.
-A target that matches several notes at the step that decides it is ambiguous and unresolved.
+Resolution precedence, first match wins: exact path, unique filename, UUID, unique alias,
+unique title. Every step ignores case, as Obsidian does for file names. A target that matches
+several notes at the step that decides it is ambiguous and unresolved.
 """
 
 from __future__ import annotations
@@ -35,10 +36,12 @@ def normalise_target(target: str) -> str:
     return value[:-3] if value.endswith(".md") else value
 
 
-def target_keys(note_id: str, path: str, aliases: Iterable[str]) -> set[str]:
-    """Every normalised target that could resolve to a note: path, file name, id, aliases."""
+def target_keys(note_id: str, path: str, aliases: Iterable[str], title: str = "") -> set[str]:
+    """Every normalised target that could resolve to a note: path, file name, id, aliases,
+    title."""
     key = normalise_target(path)
-    return {key, _name(key), note_id, *(normalise_target(alias) for alias in aliases)}
+    keys = {key, _name(key), note_id, *(normalise_target(alias) for alias in aliases)}
+    return keys | {normalise_target(title)} if title.strip() else keys
 
 
 @dataclass(frozen=True)
@@ -59,47 +62,53 @@ class LinkResolver:
     by_name: dict[str, set[str]] = field(default_factory=dict)
     ids: set[str] = field(default_factory=set)
     by_alias: dict[str, set[str]] = field(default_factory=dict)
-    _keys: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    by_title: dict[str, set[str]] = field(default_factory=dict)
+    _keys: dict[str, tuple[str, tuple[str, ...], str]] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, notes: Iterable[tuple[str, str, Iterable[str]]]) -> LinkResolver:
-        """``notes`` yields (id, path relative to knowledge/, aliases)."""
+    def build(cls, notes: Iterable[tuple[str, str, Iterable[str], str]]) -> LinkResolver:
+        """``notes`` yields (id, path relative to knowledge/, aliases, title)."""
         resolver = cls()
-        for note_id, path, aliases in notes:
-            resolver.add(note_id, path, aliases)
+        for note_id, path, aliases, title in notes:
+            resolver.add(note_id, path, aliases, title)
         return resolver
 
-    def add(self, note_id: str, path: str, aliases: Iterable[str]) -> None:
+    def add(self, note_id: str, path: str, aliases: Iterable[str], title: str = "") -> None:
         """Add a note, or replace what was known of it."""
         self.remove(note_id)
         key = normalise_target(path)
         alias_keys = tuple(normalise_target(alias) for alias in aliases)
-        self._keys[note_id] = (key, alias_keys)
+        title_key = normalise_target(title)
+        self._keys[note_id] = (key, alias_keys, title_key)
         self.by_path[key] = note_id
         self.by_name.setdefault(_name(key), set()).add(note_id)
         self.ids.add(note_id)
         for alias in alias_keys:
             self.by_alias.setdefault(alias, set()).add(note_id)
+        if title_key:
+            self.by_title.setdefault(title_key, set()).add(note_id)
 
     def remove(self, note_id: str) -> None:
         known = self._keys.pop(note_id, None)
         if known is None:
             return
-        key, alias_keys = known
+        key, alias_keys, title_key = known
         if self.by_path.get(key) == note_id:
             del self.by_path[key]
         _discard(self.by_name, _name(key), note_id)
         self.ids.discard(note_id)
         for alias in alias_keys:
             _discard(self.by_alias, alias, note_id)
+        _discard(self.by_title, title_key, note_id)
 
     def keys_of(self, note_id: str) -> set[str]:
-        """Every normalised target that could resolve to the note: path, file name, id, aliases."""
+        """Every normalised target that could resolve to the note: path, file name, id, aliases,
+        title."""
         known = self._keys.get(note_id)
         if known is None:
             return set()
-        key, alias_keys = known
-        return {key, _name(key), note_id, *alias_keys}
+        key, alias_keys, title_key = known
+        return {key, _name(key), note_id, *alias_keys} | ({title_key} if title_key else set())
 
     def resolve(self, target: str) -> Resolution:
         key = normalise_target(target)
@@ -112,6 +121,7 @@ class LinkResolver:
         if key in self.ids:
             return Resolution(target, key, "resolved")
         outcome = self._unique(target, self.by_alias.get(key, set()))
+        outcome = outcome or self._unique(target, self.by_title.get(key, set()))
         return outcome or Resolution(target, None, "broken")
 
     @staticmethod
@@ -121,6 +131,37 @@ class LinkResolver:
         if len(matches) > 1:
             return Resolution(target, None, "ambiguous", tuple(sorted(matches)))
         return None
+
+
+def closest_name(target: str, names: Iterable[str]) -> str | None:
+    """The name nearest to ``target`` by edit distance, ignoring case, when it is near enough
+    to be what a broken link meant (at most a third of the target's letters differ)."""
+    wanted = target.strip().casefold()
+    limit = max(1, len(wanted) // 3)
+    best: tuple[int, str] | None = None
+    for name in names:
+        candidate = name.casefold()
+        if abs(len(candidate) - len(wanted)) > limit or candidate == wanted:
+            continue
+        distance = _edit_distance(wanted, candidate, limit)
+        if distance <= limit and (best is None or (distance, name) < best):
+            best = (distance, name)
+    return best[1] if best else None
+
+
+def _edit_distance(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance, or ``limit + 1`` as soon as it must exceed ``limit``."""
+    previous = list(range(len(b) + 1))
+    for i, char in enumerate(a, 1):
+        current = [i]
+        for j, other in enumerate(b, 1):
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char != other))
+            )
+        if min(current) > limit:
+            return limit + 1
+        previous = current
+    return previous[-1]
 
 
 def _name(key: str) -> str:

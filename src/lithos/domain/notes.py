@@ -126,6 +126,27 @@ def slugify(title: str, max_length: int = 80) -> str:
     return slug or "note"
 
 
+# Characters Obsidian refuses in a note name or that would break a [[link]] to it (# ^ [ ] |),
+# and those Windows or macOS refuse in a file name.
+_UNSAFE_IN_NAME = re.compile(r'[\x00-\x1f\x7f*"\\/<>:|?#^\[\]]+')
+_WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|com[1-9]|lpt[1-9])$", re.IGNORECASE)
+
+
+def title_file_stem(title: str, max_bytes: int = 200) -> str:
+    """The title as a file name (without ``.md``), so Obsidian shows the title and resolves
+    ``[[Title]]`` to the file. Characters no file name or link may hold become spaces; the
+    name is cut at a word boundary to fit ``max_bytes`` of UTF-8; never empty."""
+    name = _UNSAFE_IN_NAME.sub(" ", unicodedata.normalize("NFC", title))
+    name = re.sub(r"\s+", " ", name).strip().lstrip(". ")
+    if len(name.encode()) > max_bytes:
+        cut = name.encode()[:max_bytes].decode("utf-8", "ignore")
+        name = cut.rsplit(" ", 1)[0] if " " in cut else cut
+    name = name.rstrip(". ")
+    if _WINDOWS_RESERVED.match(name):
+        name += "_"
+    return name or "Untitled"
+
+
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     """Split a file into (frontmatter mapping, body). No frontmatter gives ({}, text).
 

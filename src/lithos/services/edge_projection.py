@@ -57,7 +57,7 @@ class FrontmatterEdges:
         changed = self._store.set_declarations([_declared(r.note, r.content_hash) for r in records])
         keys: set[str] = set()
         for r in records:
-            keys |= target_keys(r.note.id, r.note.path, r.note.aliases)
+            keys |= target_keys(r.note.id, r.note.path, r.note.aliases, r.note.title)
         self._project({*changed, *self._store.sources_declaring(keys)})
         ids = [r.note.id for r in records]
         self._store.restore(ids, lambda n: n in ids or self._catalog.get(n) is not None)
@@ -71,7 +71,7 @@ class FrontmatterEdges:
         for gone in known.keys() - live.keys():
             self._store.remove_note(gone, self._clock())
         stale = [e for e in live.values() if known.get(e.id) != e.content_hash]
-        declared = [d for d in (self._read(e.path, e.content_hash) for e in stale) if d]
+        declared = [d for d in (self._read(e.id, e.path, e.content_hash) for e in stale) if d]
         changed = self._store.set_declarations(declared, record_all=True)
         self._project({*changed, *self._store.declarations()})
         self._store.restore(None, live.__contains__)
@@ -107,13 +107,14 @@ class FrontmatterEdges:
             if added or removed:
                 log.debug("frontmatter edges of %s: +%d -%d", source_id, added, removed)
 
-    def _read(self, path: str, content_hash: str) -> DeclaredEdges | None:
+    def _read(self, note_id: str, path: str, content_hash: str) -> DeclaredEdges | None:
         try:
             note = parse_note(self._files.read_text(path), path)
         except (OSError, UnicodeDecodeError, FrontmatterError) as exc:
             log.warning("cannot read the frontmatter edges of %s: %s", path, exc)
             return None
-        return _declared(note, content_hash) if note.id else None
+        # A person's file has no id in it; the catalog holds the one it was given.
+        return _declared(note.with_changes(id=note_id), content_hash)
 
 
 def _declared(note: Note, content_hash: str) -> DeclaredEdges:

@@ -36,7 +36,7 @@ class _Links:
         self, note_id: str, path: str, title: str, aliases: Iterable[str], targets: Iterable[str]
     ) -> None:
         self.drop(note_id)
-        self.resolver.add(note_id, path, aliases)
+        self.resolver.add(note_id, path, aliases, title)
         self.titles[note_id] = title
         self.paths[note_id] = path
         self.targets[note_id] = tuple(targets)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from lithos.domain.coordination import require_text
 from lithos.domain.filters import clean_prefix
@@ -31,6 +31,7 @@ from lithos.domain.notes import (
     render_note,
     require_valid_id,
     slugify,
+    title_file_stem,
     truncate,
     version_of,
 )
@@ -49,6 +50,7 @@ from lithos.store.catalog import ListQuery
 from lithos.store.markdown import KnowledgeFiles
 
 MAX_TITLE = 300
+FileNames = Literal["title", "slug"]
 
 
 @dataclass(frozen=True)
@@ -77,13 +79,18 @@ class KnowledgeService:
         graph: LinkGraph,
         agents: AgentRegistry,
         max_content_bytes: int,
+        file_names: FileNames = "title",
     ) -> None:
+        """``file_names``: ``title`` names a new note's file after its title (``Event
+        Loop.md``, what Obsidian shows and resolves ``[[Event Loop]]`` to), ``slug`` after its
+        slug (``event-loop.md``)."""
         self.files = files
         self.indexer = indexer
         self.catalog = indexer.catalog
         self.graph = graph
         self.agents = agents
         self.max_content_bytes = max_content_bytes
+        self.file_names = file_names
 
     async def write(self, request: WriteRequest) -> dict[str, Any]:
         """Create a note (no ``id``) or update one (partial: omitted fields are kept).
@@ -145,9 +152,9 @@ class KnowledgeService:
             metadata=apply_change(NoteMetadata(), request.metadata),
         )
         text = render_note(note)
-        stem = slugify(note.title)
+        stem = title_file_stem(note.title) if self.file_names == "title" else slugify(note.title)
         with self.indexer.lock:
-            path = self.files.create(directory, stem, text)
+            path = self._create_file(directory, stem, text)
             note = note.with_changes(path=path)
             ticket = self._stage(note, text)
         indexed = self.indexer.commit_written(ticket, [path])
@@ -175,7 +182,7 @@ class KnowledgeService:
             text = render_changes(current_text, current, note)
             if note.path != current.path:
                 directory, _, name = note.path.rpartition("/")
-                new_path = self.files.create(directory, name[:-3], text)
+                new_path = self._create_file(directory, name[:-3], text)
                 note = note.with_changes(path=new_path)
                 self.files.delete(current.path)
             else:
@@ -209,6 +216,11 @@ class KnowledgeService:
             updated_at=now_iso(),
             path=path,
         )
+
+    def _create_file(self, directory: str, stem: str, text: str) -> str:
+        if self.file_names == "title":
+            return self.files.create(directory, stem, text, separator=" ", ignore_case=True)
+        return self.files.create(directory, stem, text)
 
     def _stage(self, note: Note, text: str) -> int | None:
         """Queue the index update of a note whose file was just written (None: deferred)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lithos.domain.frontmatter import FrontmatterError
-from lithos.domain.links import LinkResolver, normalise_target, parse_links
+from lithos.domain.links import LinkResolver, closest_name, normalise_target, parse_links
 from lithos.domain.metadata import parse_metadata
 from lithos.domain.notes import (
     Note,
@@ -102,10 +102,11 @@ def _frontmatter_problems(path: str, meta: dict[str, object]) -> list[Problem]:
 def _link_problems(notes: list[Note], former: dict[str, str]) -> list[Problem]:
     # A file not indexed yet is still a link target; its path stands in for the id.
     keys = {n.path: n.id or f"path:{n.path}" for n in notes}
-    resolver = LinkResolver.build((keys[n.path], n.path, n.aliases) for n in notes)
+    resolver = LinkResolver.build((keys[n.path], n.path, n.aliases, n.title) for n in notes)
     paths = {keys[n.path]: n.path for n in notes}
     former_keys = {normalise_target(path): note_id for path, note_id in former.items()}
     former_names = {key.rsplit("/", 1)[-1]: note_id for key, note_id in former_keys.items()}
+    names = [name for n in notes for name in (n.title, _stem(n.path), *n.aliases)]
     found = []
     for note in notes:
         for target in parse_links(note.content):
@@ -131,5 +132,15 @@ def _link_problems(notes: list[Note], former: dict[str, str]) -> list[Problem]:
                         )
                     )
                 else:
-                    found.append(Problem(note.path, "broken_link", f"[[{target}]] matches no note"))
+                    found.append(Problem(note.path, "broken_link", _broken(target, names)))
     return found
+
+
+def _broken(target: str, names: list[str]) -> str:
+    message = f"[[{target}]] matches no note"
+    suggestion = closest_name(target, names)
+    return f"{message}; did you mean [[{suggestion}]]?" if suggestion else message
+
+
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".md")

@@ -81,18 +81,25 @@ class KnowledgeFiles:
     def exists(self, relative: str) -> bool:
         return (self.root / relative).is_file()
 
-    def create(self, directory: str, stem: str, text: str) -> str:
-        """Write a new file named ``stem.md`` in ``directory``, or ``stem-2.md``... if taken.
+    def create(
+        self, directory: str, stem: str, text: str, separator: str = "-", ignore_case: bool = False
+    ) -> str:
+        """Write a new file named ``stem.md`` in ``directory``, or ``stem-2.md``... if taken
+        (``stem 2.md`` with ``separator=" "``). With ``ignore_case`` a name that differs from an
+        existing one only in case counts as taken: Obsidian, macOS and Windows treat them as one.
 
         Never overwrites: the final step is a hard link that fails if the name exists, so two
         concurrent creators of the same title each get their own file.
         """
         folder = self.root / directory
         folder.mkdir(parents=True, exist_ok=True)
+        taken = {name.casefold() for name in os.listdir(folder)} if ignore_case else set()
         temp = self._write_temp(folder, text)
         try:
             for attempt in range(1, 10_000):
-                name = f"{stem}.md" if attempt == 1 else f"{stem}-{attempt}.md"
+                name = f"{stem}.md" if attempt == 1 else f"{stem}{separator}{attempt}.md"
+                if name.casefold() in taken:
+                    continue
                 try:
                     os.link(temp, folder / name)
                 except FileExistsError:
