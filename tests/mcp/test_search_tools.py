@@ -35,7 +35,7 @@ async def test_search_follows_updates_and_deletes(client: Client):
 async def test_search_results_have_snippets_with_highlights_and_paths(client: Client):
     await write(client, "Snips", "Some words before. The pangolin is scaly. Words after.")
     [hit] = (await call(client, "lithos_search", query="pangolin"))["results"]
-    assert "**pangolin**" in hit["snippet"] and hit["path"] == "snips.md" and hit["score"] > 0
+    assert "**pangolin**" in hit["snippet"] and hit["path"] == "Snips.md" and hit["score"] > 0
 
 
 async def test_search_filters_by_tags_author_and_path_prefix(client: Client):
@@ -104,8 +104,8 @@ async def test_tags_counts_are_exact_after_writes_and_deletes(client: Client):
 
 async def test_links_resolve_by_path_filename_uuid_and_alias(client: Client):
     target = await write(client, "Target note", "t", path="folder", aliases=["the-target"])
-    by_path = await write(client, "By path", "see [[folder/target-note]]")
-    by_name = await write(client, "By name", "see [[target-note|display]]")
+    by_path = await write(client, "By path", "see [[folder/Target note]]")
+    by_name = await write(client, "By name", "see [[target note|display]]")
     by_uuid = await write(client, "By uuid", f"see [[{target['id']}]]")
     by_alias = await write(client, "By alias", "see [[the-target]]")
     incoming = await call(client, "lithos_links", id=target["id"], direction="incoming")
@@ -117,7 +117,7 @@ async def test_links_resolve_by_path_filename_uuid_and_alias(client: Client):
     }
     read = await call(client, "lithos_read", id=by_name["id"])
     assert read["links"] == [
-        {"target": "target-note", "id": target["id"], "title": "Target note", "status": "resolved"}
+        {"target": "target note", "id": target["id"], "title": "Target note", "status": "resolved"}
     ]
 
 
