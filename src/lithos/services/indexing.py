@@ -28,6 +28,7 @@ from lithos.domain.notes import (
     parse_note,
     split_frontmatter,
 )
+from lithos.domain.tags import note_tags
 from lithos.domain.timestamps import format_timestamp
 from lithos.store.catalog import CATALOG_FORMAT, Catalog, CatalogEntry, CatalogRecord
 from lithos.store.fulltext import FULLTEXT_FORMAT, FullTextDoc, FullTextIndex
@@ -527,16 +528,22 @@ class Indexer:
         self.catalog.record_problem(item.info.path, "duplicate_id", message, item.info.mtime_ns)
 
     def _record(self, item: IndexedFile) -> CatalogRecord:
-        links = parse_links(item.note.content)
-        return CatalogRecord(item.note, item.file_hash, item.info.mtime_ns, item.info.size, links)
+        note = _with_all_tags(item.note)
+        links = parse_links(note.content)
+        return CatalogRecord(note, item.file_hash, item.info.mtime_ns, item.info.size, links)
 
     def _chunks(self, note: Note) -> list[str]:
         body = f"{note.title}\n\n{note.content}" if note.title else note.content
         return chunk_text(body, self._chunk_size, self._chunk_max)
 
 
+def _with_all_tags(note: Note) -> Note:
+    """The note as the indexes hold it: tagged with its inline ``#tags`` too, as Obsidian is."""
+    return note.with_changes(tags=note_tags(note.tags, note.content))
+
+
 def _fulltext_doc(item: IndexedFile) -> FullTextDoc:
-    note = item.note
+    note = _with_all_tags(item.note)
     return FullTextDoc(
         id=note.id,
         title=note.title,

@@ -35,6 +35,7 @@ from lithos.domain.notes import (
     truncate,
     version_of,
 )
+from lithos.domain.tags import clean_tags, filter_tags
 from lithos.domain.timestamps import now_iso
 from lithos.errors import (
     ContentTooLarge,
@@ -127,6 +128,10 @@ class KnowledgeService:
         if query.filter.path_prefix:
             cleaned = replace(query.filter, path_prefix=clean_prefix(query.filter.path_prefix))
             query = replace(query, filter=cleaned)
+        if query.filter.tags:
+            query = replace(
+                query, filter=replace(query.filter, tags=filter_tags(query.filter.tags))
+            )
         entries, total = await asyncio.to_thread(self.catalog.query, query)
         return {"items": [e.summary() for e in entries], "total": total}
 
@@ -144,7 +149,7 @@ class KnowledgeService:
             author=request.agent,
             created_at=stamp,
             updated_at=stamp,
-            tags=_unique(request.tags or ()),
+            tags=clean_tags(request.tags or ()),
             confidence=1.0 if request.confidence is None else request.confidence,
             aliases=_unique(request.aliases or ()),
             source=request.source,
@@ -206,7 +211,7 @@ class KnowledgeService:
         return current.with_changes(
             title=current.title if request.title is None else request.title.strip(),
             content=current.content if request.content is None else request.content,
-            tags=current.tags if request.tags is None else _unique(request.tags),
+            tags=current.tags if request.tags is None else clean_tags(request.tags),
             confidence=current.confidence if request.confidence is None else request.confidence,
             aliases=current.aliases if request.aliases is None else _unique(request.aliases),
             source=current.source if request.source is None else request.source,
@@ -310,6 +315,8 @@ class KnowledgeService:
             self.files.check_dir(request.path)
         if request.supersedes is not None:
             require_valid_id(request.supersedes)
+        if request.tags is not None:
+            clean_tags(request.tags)
         # Rules that depend on the note (a task note needs its task_id) are checked when the
         # change is applied, still before anything is written.
         check_change(request.metadata)

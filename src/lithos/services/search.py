@@ -15,6 +15,7 @@ from lithos.domain.embedding import Embedder
 from lithos.domain.filters import SearchFilter, clean_prefix
 from lithos.domain.fusion import convex, reciprocal_rank
 from lithos.domain.scope import Scope
+from lithos.domain.tags import filter_tags
 from lithos.errors import InvalidInput
 from lithos.store.catalog import Catalog
 from lithos.store.fulltext import FullTextIndex
@@ -198,7 +199,9 @@ class SearchService:
 
 
 def _cleaned(search_filter: SearchFilter) -> SearchFilter:
+    """The filter with its path prefix normalised and ``#tag`` read as ``tag``."""
     prefix = clean_prefix(search_filter.path_prefix)
-    if prefix == search_filter.path_prefix:
+    tags = filter_tags(search_filter.tags)
+    if prefix == search_filter.path_prefix and tags == tuple(search_filter.tags):
         return search_filter
-    return replace(search_filter, path_prefix=prefix)
+    return replace(search_filter, path_prefix=prefix, tags=tags)

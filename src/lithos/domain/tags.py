@@ -1,0 +1,82 @@
+"""Tags as Obsidian reads them: in the frontmatter ``tags`` list and inline as ``#tag``.
+
+A tag holds letters, digits, ``_``, ``-`` and ``/`` (for nesting, ``#area/sub``), and at least
+one character that is not a digit; no spaces, commas or ``#`` inside. An inline tag starts at a
+``#`` at the start of a line or after white space, outside code blocks and inline code, so a
+heading (``# Title``), a link to a heading (``[[Note#Part]]``) and a URL fragment
+(``https://x.org/#part``) are not tags.
+
+Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from lithos.errors import InvalidInput
+
+_TAG = re.compile(r"^[\w/-]+$")
+_INLINE_TAG = re.compile(r"(?:^|(?<=\s))#([\w/-]+)", re.MULTILINE)
+_FENCE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", re.MULTILINE | re.DOTALL)
+_INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1", re.DOTALL)
+
+
+def is_valid_tag(tag: str) -> bool:
+    """True when Obsidian would take ``tag`` (without its ``#``) as one tag."""
+    return (
+        bool(_TAG.match(tag))
+        and not tag.isdigit()
+        and not tag.startswith("/")
+        and not tag.endswith("/")
+        and "//" not in tag
+    )
+
+
+def clean_tags(tags: Sequence[str]) -> tuple[str, ...]:
+    """Tags as given by an agent, each without a leading ``#``, duplicates dropped.
+
+    Raises InvalidInput naming the first tag Obsidian could not use, with a form it could.
+    """
+    cleaned: dict[str, None] = {}
+    for raw in tags:
+        tag = raw.strip().removeprefix("#")
+        if not tag:
+            continue
+        if not is_valid_tag(tag):
+            raise InvalidInput(_refusal(raw))
+        cleaned.setdefault(tag, None)
+    return tuple(cleaned)
+
+
+def filter_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    """Tags given as a filter: ``#python`` and ``python`` mean the same tag."""
+    return tuple(dict.fromkeys(t.strip().removeprefix("#") for t in tags if t.strip()))
+
+
+def inline_tags(content: str) -> tuple[str, ...]:
+    """The ``#tags`` in a Markdown body, in order of first appearance, as Obsidian counts
+    them: not in fenced code or inline code, never a heading or a URL fragment."""
+    text = _INLINE_CODE.sub(" ", _FENCE.sub(" ", content)).replace("\\#", " ")
+    found: dict[str, None] = {}
+    for match in _INLINE_TAG.finditer(text):
+        tag = match.group(1).rstrip("/")
+        if is_valid_tag(tag):
+            found.setdefault(tag, None)
+    return tuple(found)
+
+
+def note_tags(frontmatter_tags: Iterable[str], content: str) -> tuple[str, ...]:
+    """Every tag of a note: its frontmatter tags (a leading ``#`` dropped), then the inline
+    tags of its body that the frontmatter does not already list."""
+    return tuple(dict.fromkeys([*filter_tags(frontmatter_tags), *inline_tags(content)]))
+
+
+def _refusal(raw: str) -> str:
+    suggestion = re.sub(r"[^\w/-]+", "-", raw.strip().lstrip("#")).strip("-/")
+    suggestion = re.sub(r"/{2,}", "/", suggestion)
+    hint = f'; write it as "{suggestion}"' if suggestion and is_valid_tag(suggestion) else ""
+    return (
+        f"tag {raw!r} cannot be used in Obsidian: a tag holds letters, digits, '_', '-' and "
+        f"'/' (for nested tags), with at least one non-digit; no spaces, commas or '#'{hint}"
+    )
