@@ -118,7 +118,7 @@ def test_a_broken_store_is_moved_aside_not_deleted(data_dir: Path):
 def test_fulltext_left_mid_commit_by_a_kill_is_repaired_at_start(data_dir: Path):
     ids = seeded(data_dir)
     block_next_deletes(data_dir / ".tantivy")
-    note = data_dir / "knowledge" / "note-0.md"
+    note = data_dir / "knowledge" / "Note 0.md"
     note.write_text(note.read_text().replace("topic0", "zeppelin"))  # reconcile must commit
     app = make_app(data_dir)
     try:
