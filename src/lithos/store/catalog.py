@@ -102,7 +102,7 @@ CATALOG_MIGRATIONS = [
 
 
 # Bump when notes are turned into catalog rows differently: the catalog is then re-derived.
-CATALOG_FORMAT = 1
+CATALOG_FORMAT = 2  # 2: tags include the inline #tags of the body
 
 
 @dataclass(frozen=True)

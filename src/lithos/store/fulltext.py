@@ -82,7 +82,7 @@ class FullTextHit:
 
 
 # Bump with any change to build_schema or to what a document holds: the index is re-derived.
-FULLTEXT_FORMAT = 1
+FULLTEXT_FORMAT = 2  # 2: tags include the inline #tags of the body
 
 
 def build_schema() -> tantivy.Schema:
