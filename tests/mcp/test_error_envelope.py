@@ -8,7 +8,8 @@ import pytest
 from fastmcp import Client
 
 from lithos.app import LithosApp
-from lithos.mcp.envelope import scrub_paths
+from lithos.errors import InvalidInput
+from lithos.mcp.envelope import check_arguments, scrub_paths
 from lithos.mcp.server import create_server
 from tests.support import call
 
@@ -27,6 +28,9 @@ FAILURES = [
     ("lithos_list", {"path_prefix": "\x00"}, "invalid_path"),
     ("lithos_agent_register", {"id": "a", "metadata": {"k": "\x00"}}, "invalid_input"),
     ("lithos_task_create", {"agent": "a", "title": "t", "tags": ["\udfff"]}, "invalid_input"),
+    ("lithos_list", {"limit": True}, "invalid_input"),
+    ("lithos_list", {"limit": "5"}, "invalid_input"),
+    ("lithos_links", {"id": "00000000-0000-4000-8000-000000000000", "depth": 1.5}, "invalid_input"),
     ("lithos_no_such_tool", {}, "unknown_tool"),
 ]
 
@@ -66,6 +70,15 @@ async def test_an_unexpected_exception_is_an_internal_error_with_paths_scrubbed(
     assert "notes/a.md" in answer["message"]
     assert str(app.config.data_dir) not in answer["message"]
     assert "<path>" in answer["message"]
+
+
+@pytest.mark.parametrize(
+    "value", [float("nan"), float("inf"), -float("inf"), 2**63, -(2**63) - 1, [{"k": 2**70}]]
+)
+def test_non_finite_numbers_and_integers_beyond_64_bits_are_refused(value: object):
+    # JSON carries neither NaN nor 2**70 into SQLite; a Python caller could.
+    with pytest.raises(InvalidInput):
+        check_arguments({"x": value})
 
 
 def test_scrub_keeps_relative_paths_urls_and_words():

@@ -2,7 +2,8 @@
 "message"}``.
 
 :class:`ErrorEnvelope` checks every call's arguments before the tool runs (no NUL
-characters, no lone surrogates, bounded nesting), turns a :class:`LithosError`, an argument
+characters, no lone surrogates, no NaN or infinity, no integer beyond 64 bits, bounded
+nesting), turns a :class:`LithosError`, an argument
 validation failure or an unknown tool name into the envelope, and, as the last line, turns any
 other exception into an ``internal_error`` envelope. Every message leaves with absolute paths
 scrubbed: a path inside the knowledge directory is shown relative to it, any other becomes
@@ -13,10 +14,12 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import mcp.types as mt
 from fastmcp.exceptions import NotFoundError, ToolError, ValidationError
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
@@ -37,6 +40,7 @@ class ErrorEnvelope(Middleware):
 
     def __init__(self, knowledge_root: Path) -> None:
         self._root = str(knowledge_root)
+        self._validators: dict[str, jsonschema.Draft202012Validator] = {}
 
     async def on_call_tool(
         self,
@@ -44,7 +48,9 @@ class ErrorEnvelope(Middleware):
         call_next: CallNext[mt.CallToolRequestParams, ToolResult],
     ) -> ToolResult:
         try:
-            check_arguments(context.message.arguments or {})
+            arguments = context.message.arguments or {}
+            check_arguments(arguments)
+            await self._check_schema(context, arguments)
             return await call_next(context)
         except LithosError as exc:
             return self._envelope(exc)
@@ -67,6 +73,25 @@ class ErrorEnvelope(Middleware):
             log.exception("%s failed unexpectedly", context.message.name)
             return self._internal(context.message.name, exc)
 
+    async def _check_schema(
+        self, context: MiddlewareContext[mt.CallToolRequestParams], arguments: dict[str, Any]
+    ) -> None:
+        """Hold the arguments to the tool's published input schema, exactly: FastMCP's
+        validation is lax (``true`` passes as the integer 1, ``"5"`` as 5), the schema is what
+        clients were promised."""
+        name = context.message.name
+        validator = self._validators.get(name)
+        if validator is None:
+            server = context.fastmcp_context.fastmcp if context.fastmcp_context else None
+            tool = await server.get_tool(name) if server is not None else None
+            if tool is None:
+                return  # unknown tools are answered by call_next
+            validator = jsonschema.Draft202012Validator(tool.parameters)
+            self._validators[name] = validator
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        if errors:
+            raise InvalidInput("invalid arguments: " + "; ".join(_schema_error(e) for e in errors))
+
     def _internal(self, tool: str, exc: BaseException) -> ToolResult:
         message = f"{tool} failed: {type(exc).__name__}: {exc}"
         return self._envelope(LithosError(message))
@@ -82,7 +107,8 @@ class ErrorEnvelope(Middleware):
 
 def check_arguments(arguments: dict[str, Any]) -> None:
     """Refuse arguments no tool can store or compare: text with NUL characters or lone
-    surrogates (not UTF-8), and values nested deeper than MAX_ARGUMENT_DEPTH. Such text in a
+    surrogates (not UTF-8), non-finite numbers, integers beyond SQLite's 64 bits, and values
+    nested deeper than MAX_ARGUMENT_DEPTH. Such text in a
     path argument is ``invalid_path``, elsewhere ``invalid_input``.
 
     Walks iteratively, so a hostile nesting cannot exhaust the stack.
@@ -96,6 +122,10 @@ def check_arguments(arguments: dict[str, Any]) -> None:
                 raise error(f"{name}: nested deeper than {MAX_ARGUMENT_DEPTH} levels")
             if isinstance(item, str):
                 _check_text(where, item, error)
+            elif isinstance(item, float) and not math.isfinite(item):
+                raise InvalidInput(f"{where[:100]}: must be a finite number")
+            elif isinstance(item, int) and not -(2**63) <= item < 2**63:
+                raise InvalidInput(f"{where[:100]}: integer out of range")
             elif isinstance(item, dict):
                 for key, child in item.items():
                     _check_text(f"{where} key", str(key), error)
@@ -128,6 +158,15 @@ def _scrub(value: Any, root: str) -> Any:
     if isinstance(value, list):
         return [_scrub(item, root) for item in value]
     return value
+
+
+def _schema_error(error: jsonschema.ValidationError) -> str:
+    where = ".".join(str(p) for p in error.absolute_path) or "arguments"
+    if error.validator in ("maxLength", "minLength", "maxItems", "minItems"):
+        return f"{where}: violates {error.validator} {error.validator_value}"
+    if error.validator == "type":
+        return f"{where}: must be of type {error.validator_value}"
+    return f"{where}: {error.message[:200]}"
 
 
 def _describe(exc: PydanticValidationError) -> str:
