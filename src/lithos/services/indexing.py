@@ -316,7 +316,7 @@ class Indexer:
             on_disk = list(self.files.scan())
             report.files = len(on_disk)
             catalog = {e.path: e for e in self.catalog.entries()}
-            fulltext = self.fulltext.hashes()
+            fulltext = self.fulltext.fingerprints()
             vectors = self.vectors.note_hashes()
             seen_ids: set[str] = set()
             pending: list[_Repair] = []
@@ -384,7 +384,7 @@ class Indexer:
         self,
         info: FileInfo,
         known: CatalogEntry | None,
-        fulltext: dict[str, str],
+        fulltext: dict[str, tuple[str, str]],
         vectors: dict[str, str],
         report: ReconcileReport,
     ) -> _Repair | None:
@@ -393,7 +393,7 @@ class Indexer:
             return None
         file_hash = content_hash(text)
         if known is not None and known.content_hash == file_hash:
-            ok_fulltext = fulltext.get(known.id) == file_hash
+            ok_fulltext = fulltext.get(known.id) == (file_hash, info.path)
             ok_vectors = vectors.get(known.id) == file_hash
             if ok_fulltext and ok_vectors:
                 report.unchanged += 1
@@ -406,7 +406,7 @@ class Indexer:
         return _Repair(
             item,
             catalog=known is None or known.content_hash != item.file_hash or known.id != note_id,
-            fulltext=fulltext.get(note_id) != item.file_hash,
+            fulltext=fulltext.get(note_id) != (item.file_hash, info.path),
             vectors=vectors.get(note_id) != item.file_hash,
         )
 
@@ -428,7 +428,7 @@ class Indexer:
     def _remove_stale(
         self,
         live: set[str],
-        fulltext: dict[str, str],
+        fulltext: dict[str, tuple[str, str]],
         vectors: dict[str, str],
         report: ReconcileReport,
     ) -> None:

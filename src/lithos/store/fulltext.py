@@ -241,16 +241,22 @@ class FullTextIndex:
 
     def hashes(self) -> dict[str, str]:
         """``{id: content_hash}`` for every document held, to check the index against the files."""
+        return {note_id: held[0] for note_id, held in self.fingerprints().items()}
+
+    def fingerprints(self) -> dict[str, tuple[str, str]]:
+        """``{id: (content_hash, path)}`` for every document held: a document is current only
+        when both match its file (a note renamed or moved keeps its hash, not its path)."""
         with self._tantivy("read"):
             searcher = self._searcher()
             total = searcher.num_docs
             if total == 0:
                 return {}
             hits = searcher.search(Query.all_query(), limit=total, count=False).hits
-            result: dict[str, str] = {}
+            result: dict[str, tuple[str, str]] = {}
             for _, address in hits:
                 doc = searcher.doc(address)
-                result[str(doc.get_first("id"))] = str(doc.get_first("content_hash"))
+                held = (str(doc.get_first("content_hash")), str(doc.get_first("path")))
+                result[str(doc.get_first("id"))] = held
             return result
 
     def search(
