@@ -67,10 +67,25 @@ def baseline(name: str, schema: dict[str, Any], world: dict[str, str]) -> Any:
     }
     if name in known and jsonschema.Draft202012Validator(schema).is_valid(known[name]):
         return known[name]
-    for candidate in (*_enum_values(schema), "x", 1, 0.5, True, ["x"], {}, None):
+    candidates = (*_enum_values(schema), "x", 1, 0.5, True, ["x"], {}, None)
+    for candidate in (*candidates, _object(schema, world)):
         if jsonschema.Draft202012Validator(schema).is_valid(candidate):
             return candidate
     raise AssertionError(f"no baseline value for {name}: {schema}")
+
+
+def _object(schema: dict[str, Any], world: dict[str, str]) -> dict[str, Any]:
+    """An object with every required property of ``schema`` (a local ``$ref`` followed)."""
+    target = schema
+    ref = schema.get("$ref", "")
+    if ref.startswith("#/$defs/"):
+        target = schema.get("$defs", {}).get(ref.rpartition("/")[2], {})
+    properties = target.get("properties", {})
+    return {
+        key: baseline(key, resolve(properties[key], schema), world)
+        for key in target.get("required", [])
+        if key in properties
+    }
 
 
 def edge_values(schema: dict[str, Any], surrogates: bool = True) -> Iterator[tuple[str, Any]]:
