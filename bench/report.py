@@ -115,6 +115,7 @@ def eval_section(result: dict[str, Any]) -> list[str]:
             for n, v in picked
         ],
     )
+    lines += retrieve_section(result)
     agreement = result["mcp_agreement"]
     lines += [
         f"MCP check: {agreement['queries']} test queries through "
@@ -123,6 +124,49 @@ def eval_section(result: dict[str, Any]) -> list[str]:
         f"{agreement['identical_rankings']} of {agreement['calls']} calls.",
         "",
     ]
+    return lines
+
+
+def retrieve_section(result: dict[str, Any]) -> list[str]:
+    """lithos_retrieve against hybrid, its calibration grid, and the learning run."""
+    if "retrieve_tuning" not in result:
+        return []
+    test = result["quality"]["test"]
+    train = result["quality"]["train"]
+    gain = {
+        s: q["retrieve"]["ndcg@10"] - q["hybrid"]["ndcg@10"]
+        for s, q in (("test", test), ("train", train))
+    }
+    lines = [
+        "### lithos_retrieve",
+        "",
+        f"retrieve against hybrid, nDCG@10: test {gain['test']:+.4f}, train {gain['train']:+.4f} "
+        "(retrieve ran with the calibration that scored best on train, below; the learned "
+        "terms are empty before any feedback).",
+        "",
+        "Calibration grid (bench/retrieve_eval.py; cosine mapped from [floor, ceiling] to "
+        "[0, 1], BM25 as bm25 / (bm25 + saturation), vector share of the weight), best on "
+        "train nDCG@10:",
+        "",
+    ]
+    keys = ["vector_floor", "vector_ceiling", "lexical_saturation", "vector_share"]
+    lines += table(
+        [*keys, "train nDCG@10", "test nDCG@10"],
+        [[r[k] for k in keys] + [r["train"], r["test"]] for r in result["retrieve_tuning"]["top"]],
+    )
+    learning = result["retrieve_learning"]
+    metrics = ["ndcg@10", "recall@10", "mrr@10"]
+    lines += [
+        f"Learning: every train query retrieved (limit 10) in its own task, completed citing "
+        f"the retrieved notes qrels/train.tsv marks relevant ({learning['cited_notes']} "
+        "citations; the other returned notes count as ignored); then both splits scored again:",
+        "",
+    ]
+    rows = []
+    for split in ("test", "train"):
+        for when in ("before", "after"):
+            rows.append([split, when, *[learning[when][split][m] for m in metrics]])
+    lines += table(["queries", "feedback", *metrics], rows)
     return lines
 
 

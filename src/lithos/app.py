@@ -17,8 +17,24 @@ from typing import Any, TypeVar
 from lithos.config import LithosConfig
 from lithos.domain.edges import DecayCurve, DecayPolicy, EdgeRules
 from lithos.domain.embedding import Embedder
+from lithos.domain.retrieval import LearningRules
 from lithos.domain.timestamps import utc_now
 from lithos.errors import LithosError
+from lithos.retrieval import scouts
+from lithos.retrieval.expansion import (
+    CoactivationScout,
+    ExpansionScout,
+    GraphScout,
+    NeighbourProvider,
+    ProvenanceScout,
+    SourceUrlScout,
+    TypedEdgeNeighbours,
+    WikiLinkNeighbours,
+)
+from lithos.retrieval.feedback import TaskCompletion
+from lithos.retrieval.rank import RerankWeights
+from lithos.retrieval.scouts import Scout
+from lithos.retrieval.service import RetrievalService, RetrievalSettings
 from lithos.runtime import release_free_memory
 from lithos.services.agents import AgentRegistry
 from lithos.services.conflicts import ConflictService
@@ -41,6 +57,7 @@ from lithos.store.fulltext import FullTextIndex, writer_lock_is_held
 from lithos.store.identities import IDENTITY_MIGRATIONS, IdentityMap
 from lithos.store.lifecycle import StoreKeeper, StoreStatus, open_authoritative
 from lithos.store.markdown import KnowledgeFiles
+from lithos.store.stats import StatsStore
 from lithos.store.vectors import VectorStore
 
 log = logging.getLogger("lithos")
@@ -159,6 +176,9 @@ class LithosApp:
             hybrid_alpha=cfg.search.hybrid_alpha,
             rrf_k=cfg.search.rrf_k,
         )
+        self.stats_store = StatsStore(data / ".lithos" / "stats.db", _learning_rules(cfg))
+        self.retrieval = self.build_retrieval()
+        self.feedback = TaskCompletion(self.coordination, self.stats_store, self.knowledge)
         self._opened = True
         return self
 
@@ -190,6 +210,62 @@ class LithosApp:
             "vectors",
             vectors_path.parent,
             lambda report: VectorStore(vectors_path, model, dimension, report),
+        )
+
+    def build_retrieval(self) -> RetrievalService:
+        """The retrieval pipeline over the open stores, from the current ``lcma`` settings
+        (the evaluation rebuilds it after tuning them)."""
+        lcma = self.config.lcma
+        depth = lcma.expansion_depth
+        settings = RetrievalSettings(
+            enabled=lcma.enabled,
+            scout_depth=lcma.scout_depth,
+            weights=RerankWeights(
+                scout_weights=lcma.scout_weights,
+                note_type_priors=lcma.note_type_priors,
+                note_type_weight=lcma.note_type_weight,
+                salience_weight=lcma.salience_weight,
+                usage_weight=lcma.usage_weight,
+                query_class_weight=lcma.query_class_weight,
+                ignored_weight=lcma.ignored_weight,
+                misleading_weight=lcma.misleading_weight,
+                default_salience=lcma.salience_default,
+                misleading_limit=lcma.quarantine_after_misleading,
+            ),
+            mmr_lambda=lcma.mmr_lambda,
+            mmr_similarity_floor=lcma.mmr_similarity_floor,
+            mmr_window=lcma.mmr_window,
+            temperature_top_k=lcma.temperature_top_k,
+            temperature_link_weight=lcma.temperature_link_weight,
+        )
+        phase_a: list[Scout] = [
+            scouts.VectorScout(self.vectors, lcma.vector_floor, lcma.vector_ceiling),
+            scouts.LexicalScout(self.fulltext, lcma.lexical_saturation),
+            scouts.ExactAliasScout(self.graph),
+            scouts.TagsRecencyScout(self.catalog, lcma.recency_half_life_days),
+            scouts.FreshnessScout(self.catalog, lcma.recency_half_life_days),
+            scouts.TaskContextScout(self.stats_store),
+        ]
+        neighbours: list[NeighbourProvider] = [
+            WikiLinkNeighbours(self.graph),
+            TypedEdgeNeighbours(self.edges, depth),
+        ]
+        phase_b: list[ExpansionScout] = [
+            ProvenanceScout(self.catalog, depth),
+            GraphScout(neighbours, depth),
+            CoactivationScout(self.stats_store, depth),
+            SourceUrlScout(self.catalog, depth),
+        ]
+        return RetrievalService(
+            settings,
+            phase_a,
+            phase_b,
+            self.catalog,
+            self.graph,
+            self.edges,
+            self.vectors,
+            self.embedder,
+            self.stats_store,
         )
 
     def start(
@@ -233,6 +309,7 @@ class LithosApp:
         self.identities.close()
         self.coordination_db.close()
         self.edge_store.close()
+        self.stats_store.close()
         self._opened = False
 
     # -- system -------------------------------------------------------------------------
@@ -312,3 +389,21 @@ async def _unless_broken(count: Awaitable[T]) -> T | None:
     except LithosError as exc:
         log.debug("count unavailable: %s", exc.message)
         return None
+
+
+def _learning_rules(cfg: LithosConfig) -> LearningRules:
+    lcma = cfg.lcma
+    return LearningRules(
+        default_salience=lcma.salience_default,
+        salience_floor=lcma.salience_floor,
+        salience_ceiling=lcma.salience_ceiling,
+        cited_salience_boost=lcma.cited_salience_boost,
+        cited_class_boost=lcma.cited_class_boost,
+        ignored_class_penalty=lcma.ignored_class_penalty,
+        chronic_ignored_after=lcma.chronic_ignored_after,
+        chronic_ignored_salience_penalty=lcma.chronic_ignored_salience_penalty,
+        misleading_class_penalty=lcma.misleading_class_penalty,
+        misleading_salience_penalty=lcma.misleading_salience_penalty,
+        quarantine_after_misleading=lcma.quarantine_after_misleading,
+        prior_bound=lcma.prior_bound,
+    )

@@ -140,7 +140,74 @@ class EdgesConfig(_Section):
 
 
 class LcmaConfig(_Section):
+    """Cognitive retrieval (``lithos_retrieve``); every weight is documented in
+    docs/retrieval.md. Defaults were tuned on SciFact's train queries (bench/eval.py)."""
+
+    enabled: bool = True
     edges: EdgesConfig = EdgesConfig()
+    # How many notes each Phase A scout returns before merging.
+    scout_depth: int = Field(default=50, ge=1, le=1000)
+    # Phase B: how many notes each expansion scout adds per call.
+    expansion_depth: int = Field(default=20, ge=0, le=1000)
+    scout_weights: dict[str, float] = {
+        "scout_vector": 0.7,
+        "scout_lexical": 0.3,
+        "scout_exact_alias": 0.5,
+        "scout_tags_recency": 0.1,
+        "scout_freshness": 0.1,
+        "scout_task_context": 0.15,
+        "scout_provenance": 0.2,
+        "scout_graph": 0.2,
+        "scout_coactivation": 0.2,
+        "scout_source_url": 0.15,
+    }
+    # Calibration: cosine similarity mapped linearly from [floor, ceiling] to [0, 1]; BM25
+    # saturates as score / (score + lexical_saturation).
+    vector_floor: float = Field(default=0.1, ge=0.0, le=1.0)
+    vector_ceiling: float = Field(default=0.6, ge=0.0, le=1.0)
+    lexical_saturation: float = Field(default=20.0, gt=0.0)
+    note_type_priors: dict[str, float] = {
+        "summary": 0.03,
+        "concept": 0.03,
+        "agent_finding": 0.02,
+        "observation": 0.0,
+        "task_record": -0.02,
+        "hypothesis": -0.03,
+    }
+    note_type_weight: float = Field(default=1.0, ge=0.0)
+    salience_weight: float = Field(default=0.1, ge=0.0)
+    usage_weight: float = Field(default=0.02, ge=0.0)
+    query_class_weight: float = Field(default=0.3, ge=0.0)
+    ignored_weight: float = Field(default=0.01, ge=0.0)
+    misleading_weight: float = Field(default=0.05, ge=0.0)
+    mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0)
+    mmr_similarity_floor: float = Field(default=0.9, ge=0.0, le=1.0)
+    mmr_window: int = Field(default=30, ge=1, le=1000)
+    temperature_top_k: int = Field(default=10, ge=2, le=100)
+    temperature_link_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    recency_half_life_days: float = Field(default=30.0, gt=0.0)
+    salience_default: float = Field(default=0.5, ge=0.0, le=1.0)
+    salience_floor: float = Field(default=0.1, ge=0.0, le=1.0)
+    salience_ceiling: float = Field(default=0.9, ge=0.0, le=1.0)
+    cited_salience_boost: float = Field(default=0.02, ge=0.0, le=1.0)
+    cited_class_boost: float = Field(default=0.03, ge=0.0, le=1.0)
+    ignored_class_penalty: float = Field(default=0.03, ge=0.0, le=1.0)
+    chronic_ignored_after: int = Field(default=5, ge=0)
+    chronic_ignored_salience_penalty: float = Field(default=0.02, ge=0.0, le=1.0)
+    misleading_class_penalty: float = Field(default=0.08, ge=0.0, le=1.0)
+    misleading_salience_penalty: float = Field(default=0.05, ge=0.0, le=1.0)
+    quarantine_after_misleading: int = Field(default=3, ge=1)
+    prior_bound: float = Field(default=0.5, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _bounds(self) -> LcmaConfig:
+        if self.vector_ceiling <= self.vector_floor:
+            raise ValueError("lcma.vector_ceiling must be above lcma.vector_floor")
+        if self.salience_ceiling < self.salience_floor:
+            raise ValueError("lcma.salience_ceiling must be >= lcma.salience_floor")
+        if not self.salience_floor <= self.salience_default <= self.salience_ceiling:
+            raise ValueError("lcma.salience_default must lie between the floor and ceiling")
+        return self
 
 
 class LithosConfig(BaseSettings):

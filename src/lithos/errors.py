@@ -128,3 +128,13 @@ class UnknownTool(LithosError):
     """A client called a tool name the server does not have."""
 
     code = "unknown_tool"
+
+
+class LcmaDisabled(LithosError):
+    """Cognitive retrieval is switched off (``lcma.enabled: false``)."""
+
+    code = "lcma_disabled"
+
+
+class ReceiptNotFound(LithosError):
+    code = "receipt_not_found"

@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse
 from lithos import __version__
 from lithos.errors import LithosError
 from lithos.mcp.envelope import ErrorEnvelope
-from lithos.mcp.tools import agents, coordination, edges, knowledge, search, system
+from lithos.mcp.tools import agents, coordination, edges, knowledge, retrieval, search, system
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -58,7 +58,7 @@ def create_server(app: LithosApp) -> FastMCP:
     """A FastMCP server exposing every Lithos tool over ``app`` (which must be open)."""
     server: FastMCP = FastMCP("lithos", instructions=INSTRUCTIONS, version=__version__)
     server.add_middleware(ErrorEnvelope(app.files.root))
-    for group in (knowledge, search, edges, agents, coordination, system):
+    for group in (knowledge, search, retrieval, edges, agents, coordination, system):
         group.register(server, app)
 
     @server.custom_route("/health", methods=["GET"])

@@ -31,6 +31,7 @@ class _Links:
     paths: dict[str, str] = field(default_factory=dict)
     targets: dict[str, tuple[str, ...]] = field(default_factory=dict)
     sources: dict[str, set[str]] = field(default_factory=dict)  # target key -> linking notes
+    by_title: dict[str, set[str]] = field(default_factory=dict)  # lower-case title -> notes
 
     def put(
         self, note_id: str, path: str, title: str, aliases: Iterable[str], targets: Iterable[str]
@@ -38,6 +39,7 @@ class _Links:
         self.drop(note_id)
         self.resolver.add(note_id, path, aliases, title)
         self.titles[note_id] = title
+        self.by_title.setdefault(title.strip().lower(), set()).add(note_id)
         self.paths[note_id] = path
         self.targets[note_id] = tuple(targets)
         for target in self.targets[note_id]:
@@ -45,7 +47,11 @@ class _Links:
 
     def drop(self, note_id: str) -> None:
         self.resolver.remove(note_id)
-        self.titles.pop(note_id, None)
+        title = self.titles.pop(note_id, None)
+        if title is not None:
+            same = self.by_title.get(title.strip().lower())
+            if same is not None:
+                same.discard(note_id)
         self.paths.pop(note_id, None)
         for target in self.targets.pop(note_id, ()):
             linking = self.sources.get(normalise_target(target))
@@ -175,6 +181,51 @@ class LinkGraph:
             return result
 
         return self._read(walk)
+
+    def neighbours(self, note_id: str) -> list[tuple[str, Literal["outgoing", "incoming"]]]:
+        """Notes one wiki-link away: ``(id, "outgoing")`` for those the note links to,
+        ``(id, "incoming")`` for those linking to it. Empty for an unknown note."""
+
+        def read(links: _Links) -> list[tuple[str, Literal["outgoing", "incoming"]]]:
+            if note_id not in links.titles:
+                return []
+            out: list[tuple[str, Literal["outgoing", "incoming"]]] = [
+                (n, "outgoing") for n in links.outgoing(note_id)
+            ]
+            seen = {n for n, _ in out}
+            out += [(n, "incoming") for n in links.incoming(note_id) if n not in seen]
+            return out
+
+        result: list[tuple[str, Literal["outgoing", "incoming"]]] = self._read(read)
+        return result
+
+    def titles(self, note_ids: Iterable[str]) -> dict[str, str]:
+        """Titles of the given notes that exist."""
+        wanted = list(note_ids)
+        return self._read(lambda links: {n: links.titles[n] for n in wanted if n in links.titles})
+
+    def exact_matches(self, text: str) -> list[tuple[str, str]]:
+        """``(id, how)`` of notes that ``text`` names exactly: by title (case-insensitive),
+        path or file name, id, or alias; ``how`` is ``title``, ``path``, ``id`` or ``alias``."""
+
+        def read(links: _Links) -> list[tuple[str, str]]:
+            found: dict[str, str] = {}
+            for note in sorted(links.by_title.get(text.strip().lower(), ())):
+                found.setdefault(note, "title")
+            key = normalise_target(text)
+            resolver = links.resolver
+            if key in resolver.by_path:
+                found.setdefault(resolver.by_path[key], "path")
+            for note in sorted(resolver.by_name.get(key, ())) if "/" not in key else ():
+                found.setdefault(note, "path")
+            if key in resolver.ids:
+                found.setdefault(key, "id")
+            for note in sorted(resolver.by_alias.get(key, ())):
+                found.setdefault(note, "alias")
+            return list(found.items())
+
+        result: list[tuple[str, str]] = self._read(read)
+        return result
 
     def _read(self, query: Callable[[_Links], Any]) -> Any:
         with self._lock:

@@ -254,6 +254,38 @@ class Catalog:
         )
         return [(r[0], r[1], r[2], tuple(json.loads(r[3]))) for r in rows]
 
+    def tagged(self, tags: Sequence[str], limit: int) -> list[tuple[str, str, tuple[str, ...]]]:
+        """``(id, updated_at, matched tags)`` of notes carrying any of ``tags`` (compared
+        case-insensitively), most matched tags then newest first."""
+        wanted = sorted({t.lower() for t in tags})
+        if not wanted or limit < 1:
+            return []
+        marks = ",".join("?" * len(wanted))
+        sql = (
+            "SELECT n.id, n.updated_at, group_concat(t.tag, char(31)) AS matched"
+            " FROM note_tags t JOIN notes n ON n.id = t.note_id"
+            f" WHERE lower(t.tag) IN ({marks}) GROUP BY n.id"
+            " ORDER BY count(*) DESC, n.updated_at DESC, n.id LIMIT ?"
+        )
+        rows = self.db.call(lambda c: c.execute(sql, [*wanted, limit]).fetchall())
+        return [(r[0], r[1], tuple(r[2].split("\x1f"))) for r in rows]
+
+    def sharing_source(self, note_ids: Sequence[str]) -> dict[str, list[str]]:
+        """For each given note with a ``source_url``, the other notes with the same one."""
+        ids = list(dict.fromkeys(note_ids))
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        sql = (
+            "SELECT a.id, b.id FROM notes a JOIN notes b"
+            " ON b.source_url = a.source_url AND b.id != a.id"
+            f" WHERE a.id IN ({marks}) AND a.source_url IS NOT NULL ORDER BY b.updated_at DESC"
+        )
+        out: dict[str, list[str]] = {}
+        for note, other in self.db.call(lambda c: c.execute(sql, ids).fetchall()):
+            out.setdefault(note, []).append(other)
+        return out
+
     def count(self) -> int:
         return int(self.db.call(lambda c: c.execute("SELECT count(*) FROM notes").fetchone()[0]))
 

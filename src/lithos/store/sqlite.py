@@ -35,10 +35,11 @@ _DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 
 @dataclass(frozen=True)
 class Migration:
-    """One named, ordered schema change. ``sql`` may hold several statements."""
+    """One named, ordered schema change: SQL (several statements allowed) or a Python
+    function of the connection, for a change that must read or backfill data."""
 
     name: str
-    sql: str
+    sql: str | Callable[[sqlite3.Connection], None]
 
 
 class Database:
@@ -186,8 +187,11 @@ def _migrate(conn: sqlite3.Connection, migrations: Sequence[Migration]) -> None:
     for migration in migrations:
         if migration.name in applied:
             continue
-        for statement in _statements(migration.sql):
-            conn.execute(statement)
+        if callable(migration.sql):
+            migration.sql(conn)
+        else:
+            for statement in _statements(migration.sql):
+                conn.execute(statement)
         conn.execute("INSERT INTO schema_migrations(name) VALUES (?)", (migration.name,))
 
 

@@ -43,6 +43,15 @@ class ChunkMatrix:
     def note_ids(self) -> list[str]:
         return list(self._rows_of_note)
 
+    def note_vector(self, note_id: str) -> np.ndarray | None:
+        """The unit mean of the note's embedded chunk vectors (``None`` when it has none)."""
+        rows = self._rows_of_note.get(note_id)
+        if not rows:
+            return None
+        mean = self._vectors[sorted(rows)].mean(axis=0)
+        norm = float(np.linalg.norm(mean))
+        return mean / norm if norm > 0 else None
+
     def add(self, note_id: str, chunk_index: int, chunk_hash: str, vector: np.ndarray) -> None:
         """Set the vector of the chunk, adding its row if it is new."""
         row = self._row_of.get((note_id, chunk_index))

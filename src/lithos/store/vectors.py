@@ -292,6 +292,25 @@ class VectorStore:
                     ranked = rank(self._matrix, allowed)
         return self._db.call(lambda conn: _hits(conn, ranked))
 
+    def note_vectors(self, note_ids: Iterable[str]) -> dict[str, np.ndarray]:
+        """One unit vector per note (the mean of its embedded chunks), for the notes that have
+        any embedded chunk: what retrieval compares notes by."""
+        wanted = list(note_ids)
+        self.warm()
+        with self._lock:
+            matrix = self._matrix
+            if matrix is None:
+                return {}
+            found = {note: matrix.note_vector(note) for note in wanted}
+        return {note: vector for note, vector in found.items() if vector is not None}
+
+    def lead_texts(self, note_ids: Iterable[str]) -> dict[str, str]:
+        """The first chunk's text of each given note the index holds."""
+        wanted = list(dict.fromkeys(note_ids))
+        sql = "SELECT note_id, text FROM chunks WHERE chunk_index = 0 AND note_id"
+        rows = self._db.call(lambda conn: _select_in(conn, sql, wanted))
+        return {note: text for note, text in rows}
+
     def warm(self) -> None:
         """Read the search matrix now rather than on the first search. Idempotent."""
         self._db.call(self._ensure_loaded)

@@ -10,7 +10,9 @@ from pydantic import Field
 from lithos.domain.coordination import TaskStatus
 from lithos.mcp.tools.results import (
     Claimed,
+    Completed,
     Done,
+    FeedbackResult,
     FindingList,
     FindingPosted,
     Renewed,
@@ -122,15 +124,29 @@ def register(server: FastMCP, app: LithosApp) -> None:
             str | None,
             Field(max_length=200, description="the lithos_retrieve receipt the ids came from"),
         ] = None,
-    ) -> Done:
+    ) -> Completed:
         """Mark an open task completed and release all its claims. `outcome` summarises the
-        result. `cited_nodes` / `misleading_nodes` are ids of retrieved documents that
-        helped / misled (omit for no feedback); `receipt_id` binds them to a lithos_retrieve
-        receipt. Returns {success}. Errors: task_not_found, task_not_open."""
-        result = await app.coordination.complete(
+        result. `cited_nodes` / `misleading_nodes` are ids of notes lithos_retrieve returned
+        that helped / misled (omit both for no feedback); they count against `receipt_id`
+        (which must be this task's) or else your latest lithos_retrieve receipt for this
+        task; its other notes count as ignored, ids it did not return are dropped. Returns
+        {success, feedback?: {receipt_id, cited, ignored, misleading, quarantined, applied}}.
+        Errors: task_not_found, task_not_open, receipt_not_found (the task stays open)."""
+        done = await app.feedback.complete(
             task_id, agent, outcome, cited_nodes, misleading_nodes, receipt_id
         )
-        return cast(Done, result)
+        result = Completed(success=done.success)
+        if done.feedback is not None:
+            f = done.feedback
+            result["feedback"] = FeedbackResult(
+                receipt_id=f.receipt_id,
+                cited=list(f.cited),
+                ignored=list(f.ignored),
+                misleading=list(f.misleading),
+                quarantined=list(f.quarantined),
+                applied=f.applied,
+            )
+        return result
 
     @server.tool(annotations=tool_hints(destructive=True))
     async def lithos_task_cancel(

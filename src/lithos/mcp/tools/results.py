@@ -312,3 +312,17 @@ class StatsResult(TypedDict):
     indexes: IndexCounts
     stores: dict[str, StoreState]
     problems: int | None
+
+
+class FeedbackResult(TypedDict):
+    receipt_id: str
+    cited: list[str]
+    ignored: list[str]
+    misleading: list[str]
+    quarantined: list[str]
+    applied: bool
+
+
+class Completed(TypedDict):
+    success: bool
+    feedback: NotRequired[FeedbackResult]

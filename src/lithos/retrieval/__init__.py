@@ -1,0 +1,1 @@
+"""Cognitive retrieval (LCMA): scouts, rerank, receipts and learning from feedback."""

@@ -1,0 +1,156 @@
+"""Terrace 0 and 1: merge the scouts' hits into one pool, rerank it with priors and what
+feedback taught (LCMA-DESIGN 5.5), diversify with MMR over note embeddings, and measure the
+temperature of the result.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from lithos.domain.retrieval import Candidate, NodeStats, ScoutHit
+
+
+@dataclass(frozen=True)
+class RerankWeights:
+    """Every weight of Terrace 1 (from ``lcma.*`` settings)."""
+
+    scout_weights: Mapping[str, float]
+    note_type_priors: Mapping[str, float]
+    note_type_weight: float
+    salience_weight: float
+    usage_weight: float
+    query_class_weight: float
+    ignored_weight: float
+    misleading_weight: float
+    default_salience: float
+    misleading_limit: int
+
+
+def merge(pool: dict[str, Candidate], scout: str, hits: Sequence[ScoutHit]) -> None:
+    """Add a scout's hits to the pool (one candidate per note)."""
+    for hit in hits:
+        candidate = pool.get(hit.note_id)
+        if candidate is None:
+            candidate = pool[hit.note_id] = Candidate(hit.note_id)
+        candidate.add(scout, hit)
+
+
+def evidence_score(candidate: Candidate, weights: Mapping[str, float]) -> float:
+    """Terrace 0: the weighted sum of every scout's calibrated score."""
+    return sum(weights.get(scout, 0.0) * value for scout, value in candidate.evidence.items())
+
+
+def ranked(pool: Mapping[str, Candidate]) -> list[Candidate]:
+    return sorted(pool.values(), key=lambda c: (-c.score, c.note_id))
+
+
+def rerank(
+    pool: Mapping[str, Candidate],
+    weights: RerankWeights,
+    note_types: Mapping[str, str],
+    stats: Mapping[str, NodeStats],
+    query_class: str,
+) -> list[Candidate]:
+    """Terrace 1: evidence plus note-type prior, salience, usage and the query class's
+    learned prior, minus ignored and misleading penalties; best first. Every adjustment
+    large enough to matter is added to the candidate's reasons."""
+    for c in pool.values():
+        score = evidence_score(c, weights.scout_weights)
+        note_type = note_types.get(c.note_id, "")
+        type_prior = weights.note_type_weight * weights.note_type_priors.get(note_type, 0.0)
+        if type_prior:
+            c.reasons.append(f"type: {note_type} prior {type_prior:+.2f}")
+        score += type_prior
+        learned = stats.get(c.note_id)
+        if learned is not None:
+            score += _learned(c, learned, weights, query_class)
+        c.score = score
+    return ranked(pool)
+
+
+def _learned(c: Candidate, s: NodeStats, w: RerankWeights, query_class: str) -> float:
+    salience = w.salience_weight * (s.salience - w.default_salience)
+    usage = w.usage_weight * min(1.0, math.log1p(s.cited_count) / math.log(10))
+    prior = w.query_class_weight * s.query_class_priors.get(query_class, 0.0)
+    ignored = w.ignored_weight * s.ignored_count / (s.ignored_count + s.cited_count + 2)
+    misleading = w.misleading_weight * min(1.0, s.misleading_count / w.misleading_limit)
+    if s.cited_count or s.salience != w.default_salience:
+        c.reasons.append(f"learned: cited {s.cited_count} times, salience {s.salience:.2f}")
+    if s.query_class_priors.get(query_class):
+        c.reasons.append(
+            f"learned: {query_class} queries prior {s.query_class_priors[query_class]:+.2f}"
+        )
+    if s.ignored_count:
+        c.reasons.append(f"learned: ignored {s.ignored_count} times")
+    if s.misleading_count:
+        c.reasons.append(f"learned: marked misleading {s.misleading_count} times")
+    return salience + usage + prior - ignored - misleading
+
+
+def diversify(
+    candidates: Sequence[Candidate],
+    vectors: Mapping[str, np.ndarray],
+    mmr_lambda: float,
+    similarity_floor: float,
+    window: int,
+) -> list[Candidate]:
+    """Greedy MMR over the top ``window`` candidates by note embedding: each pick maximises
+    ``lambda * score - (1 - lambda) * redundancy``, where redundancy is how far the cosine to
+    the closest pick lies above ``similarity_floor`` (scaled to [0, 1]), so only near-duplicates
+    are pushed down. Candidates without a vector are never penalised."""
+    head, tail = list(candidates[:window]), list(candidates[window:])
+    if mmr_lambda >= 1.0 or len(head) < 2:
+        return [*head, *tail]
+    chosen: list[Candidate] = []
+    chosen_vectors: list[np.ndarray] = []
+    span = max(1e-6, 1.0 - similarity_floor)
+    while head:
+        best_index, best_value, best_redundancy = 0, -math.inf, 0.0
+        for index, c in enumerate(head):
+            redundancy = 0.0
+            vector = vectors.get(c.note_id)
+            if vector is not None and chosen_vectors:
+                closest = max(float(vector @ other) for other in chosen_vectors)
+                redundancy = max(0.0, (closest - similarity_floor) / span)
+            value = mmr_lambda * c.score - (1 - mmr_lambda) * redundancy
+            if value > best_value:
+                best_index, best_value, best_redundancy = index, value, redundancy
+        pick = head.pop(best_index)
+        if best_redundancy > 0:
+            pick.reasons.append(
+                f"diversity: near-duplicate of a higher result ({best_redundancy:.2f})"
+            )
+        chosen.append(pick)
+        vector = vectors.get(pick.note_id)
+        if vector is not None:
+            chosen_vectors.append(vector)
+    return [*chosen, *tail]
+
+
+def coherence(
+    ids: Sequence[str],
+    link_coherence: float,
+    vectors: Mapping[str, np.ndarray],
+    link_weight: float,
+) -> float:
+    """How much the top notes hang together, in [0, 1]: ``link_weight`` times their
+    coherence by edges and links (LCMA-DESIGN 5.3) plus the rest times their mean pairwise
+    cosine, so a set of unlinked but closely related notes is not read as scattered."""
+    n = len(ids)
+    if n < 2:
+        return 0.0
+    pairs = [(ids[i], ids[j]) for i in range(n) for j in range(i + 1, n)]
+    cosines = [
+        max(0.0, float(vectors[a] @ vectors[b])) for a, b in pairs if a in vectors and b in vectors
+    ]
+    semantic = sum(cosines) / len(cosines) if cosines else 0.0
+    return link_weight * link_coherence + (1 - link_weight) * semantic
+
+
+def temperature(coherence_value: float) -> float:
+    """LCMA-DESIGN 2.1 I: temperature = 1 - coherence."""
+    return round(1.0 - max(0.0, min(1.0, coherence_value)), 4)

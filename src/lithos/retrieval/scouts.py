@@ -1,0 +1,223 @@
+"""Phase A scouts: independent candidate generators that run concurrently.
+
+Each scout returns :class:`~lithos.domain.retrieval.ScoutHit` values whose score is already
+calibrated to [0, 1] on an absolute scale: a cosine of 0.3 or a BM25 of 4 is weak evidence
+whether it is the only hit or one of fifty. Min-max scaling per query would turn a lone weak
+hit into 1.0.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from datetime import datetime
+from typing import Protocol
+
+from lithos.domain.chunks import best_per_note
+from lithos.domain.retrieval import ScoutHit, words
+from lithos.domain.timestamps import parse_timestamp
+from lithos.errors import InvalidInput
+from lithos.retrieval.context import STOPWORDS, ScoutContext
+from lithos.services.graph import LinkGraph
+from lithos.store.catalog import Catalog, ListQuery
+from lithos.store.fulltext import FullTextIndex
+from lithos.store.stats import StatsStore
+from lithos.store.vectors import VectorStore
+
+_HIGHLIGHT = re.compile(r"\*\*(.+?)\*\*")
+TIME_WORDS = frozenset(
+    words(
+        "latest recent recently current currently newest new today now yesterday update"
+        " updated upcoming week month"
+    )
+)
+
+
+class Scout(Protocol):
+    name: str
+
+    def find(self, ctx: ScoutContext) -> list[ScoutHit]:
+        """Candidates for the query, every one allowed by ``ctx.eligibility``."""
+        ...
+
+
+def calibrate_cosine(similarity: float, floor: float, ceiling: float) -> float:
+    return min(1.0, max(0.0, (similarity - floor) / (ceiling - floor)))
+
+
+def calibrate_bm25(score: float, saturation: float) -> float:
+    return score / (score + saturation) if score > 0 else 0.0
+
+
+def _quote(terms: list[str]) -> str:
+    return ", ".join(f"'{t}'" for t in terms[:4])
+
+
+def _age(updated_at: str, now: datetime) -> float:
+    """Age in days (0 for a timestamp that cannot be read or lies in the future)."""
+    try:
+        stamp = parse_timestamp(updated_at)
+    except InvalidInput:  # a person's odd timestamp must not fail a retrieval
+        return 0.0
+    return max(0.0, (now - stamp).total_seconds() / 86400)
+
+
+def _describe_age(days: float) -> str:
+    if days < 1 / 24:
+        return "minutes ago"
+    if days < 1:
+        return f"{round(days * 24)} hours ago"
+    return f"{round(days)} days ago"
+
+
+class VectorScout:
+    name = "scout_vector"
+
+    def __init__(self, vectors: VectorStore, floor: float, ceiling: float) -> None:
+        self.vectors, self.floor, self.ceiling = vectors, floor, ceiling
+
+    def find(self, ctx: ScoutContext) -> list[ScoutHit]:
+        eligible = ctx.eligibility
+        note_filter = None if eligible.unrestricted else eligible.allows
+        chunks = self.vectors.search(ctx.query_vector(), ctx.depth * 4, note_filter)
+        hits = []
+        for hit in best_per_note(chunks, ctx.depth):
+            score = calibrate_cosine(hit.similarity, self.floor, self.ceiling)
+            if score > 0:
+                reason = f"vector: close in meaning (cosine {hit.similarity:.2f})"
+                hits.append(ScoutHit(hit.note_id, score, reason, hit.text))
+        return hits
+
+
+class LexicalScout:
+    name = "scout_lexical"
+
+    def __init__(self, fulltext: FullTextIndex, saturation: float) -> None:
+        self.fulltext, self.saturation = fulltext, saturation
+
+    def find(self, ctx: ScoutContext) -> list[ScoutHit]:
+        if not ctx.terms:
+            return []
+        eligible = ctx.eligibility
+        # Every filter is applied inside the index: the allowed ids when a filter narrows the
+        # knowledge base, else the (few) ids the caller's scope hides.
+        found = self.fulltext.search(
+            ctx.query.query,
+            limit=ctx.depth,
+            syntax=False,
+            highlight=ctx.query.limit * 2,
+            only_ids=eligible.allowed,
+            exclude_ids=eligible.hidden if eligible.allowed is None else (),
+        )
+        hits = []
+        for hit in found:
+            title_words = set(words(hit.title))
+            in_title = [t for t in ctx.terms if t in title_words]
+            in_text = [
+                t
+                for t in dict.fromkeys(w.lower() for w in _HIGHLIGHT.findall(hit.snippet))
+                if t not in STOPWORDS and t not in in_title
+            ]
+            parts = []
+            if in_title:
+                parts.append(f"matched {_quote(in_title)} in title")
+            if in_text:
+                parts.append(f"matched {_quote(in_text)} in text")
+            detail = "; ".join(parts) or "query words in text"
+            reason = f"lexical: {detail} (BM25 {hit.score:.1f})"
+            score = calibrate_bm25(hit.score, self.saturation)
+            hits.append(ScoutHit(hit.id, score, reason, hit.snippet))
+        return hits
+
+
+class ExactAliasScout:
+    name = "scout_exact_alias"
+
+    def __init__(self, graph: LinkGraph) -> None:
+        self.graph = graph
+
+    def find(self, ctx: ScoutContext) -> list[ScoutHit]:
+        text = ctx.query.query.strip().strip("[]\"'")
+        return [
+            ScoutHit(note, 1.0, f"exact: the query is this note's {how}")
+            for note, how in self.graph.exact_matches(text)
+            if ctx.eligibility.allows(note)
+        ]
+
+
+class TagsRecencyScout:
+    name = "scout_tags_recency"
+
+    def __init__(self, catalog: Catalog, half_life_days: float) -> None:
+        self.catalog, self.half_life = catalog, half_life_days
+
+    def find(self, ctx: ScoutContext) -> list[ScoutHit]:
+        words_ = ctx.terms
+        if not words_:
+            return []
+        candidates = [*words_, *("-".join(p) for p in itertools.pairwise(words_))]
+        hits = []
+        depth = ctx.depth + len(ctx.eligibility.hidden)
+        for note, updated_at, matched in self.catalog.tagged(candidates, depth * 4):
+            if not ctx.eligibility.allows(note):
+                continue
+            days = _age(updated_at, ctx.now)
+            recency = 0.5 ** (days / self.half_life)
+            share = min(1.0, len(matched) / max(1, min(3, len(words_))))
+            score = 0.6 * share + 0.4 * recency
+            reason = f"tags: tagged {_quote(list(matched))}, updated {_describe_age(days)}"
+            hits.append(ScoutHit(note, score, reason))
+            if len(hits) == ctx.depth:
+                break
+        return hits
+
+
+class FreshnessScout:
+    """For queries that ask for something recent, the most recently updated notes."""
+
+    name = "scout_freshness"
+
+    def __init__(self, catalog: Catalog, half_life_days: float) -> None:
+        self.catalog, self.half_life = catalog, half_life_days
+
+    def find(self, ctx: ScoutContext) -> list[ScoutHit]:
+        asked = TIME_WORDS & set(words(ctx.query.query))
+        if not asked:
+            return []
+        eligible = ctx.eligibility
+        entries, _ = self.catalog.query(ListQuery(filter=eligible.filter, limit=ctx.depth))
+        hits = []
+        for entry in entries:
+            if not eligible.allows(entry.id):
+                continue
+            days = _age(entry.updated_at, ctx.now)
+            score = 0.5 ** (days / self.half_life)
+            word = sorted(asked)[0]
+            reason = f"freshness: updated {_describe_age(days)} (the query asks for '{word}')"
+            hits.append(ScoutHit(entry.id, score, reason))
+        return hits[: ctx.depth]
+
+
+class TaskContextScout:
+    """The notes the caller's task has already been shown (its working memory)."""
+
+    name = "scout_task_context"
+
+    def __init__(self, stats: StatsStore) -> None:
+        self.stats = stats
+
+    def find(self, ctx: ScoutContext) -> list[ScoutHit]:
+        task = ctx.query.task_id
+        if task is None:
+            return []
+        depth = ctx.depth + len(ctx.eligibility.hidden)
+        hits = []
+        for item in self.stats.working_memory(task, depth):
+            if not ctx.eligibility.allows(item.node_id):
+                continue
+            score = 1.0 - math.exp(-item.activations / 2)
+            times = "once" if item.activations == 1 else f"{item.activations} times"
+            reason = f"task: retrieved {times} before in task {task}"
+            hits.append(ScoutHit(item.node_id, score, reason))
+        return hits[: ctx.depth]

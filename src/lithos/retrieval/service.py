@@ -1,0 +1,328 @@
+"""``lithos_retrieve``: the two-phase scout pipeline, Terrace 1 rerank, and its receipt.
+
+Phase A scouts run concurrently; the best ``max_context_nodes`` of their merged pool seed the
+Phase B scouts, which also run concurrently. A scout that raises is reported in
+``failed_scouts`` (the result is ``degraded``), never fatal. Every call, failed or not,
+leaves one receipt, written in one small transaction before the answer returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+
+import numpy as np
+
+from lithos.domain.embedding import Embedder
+from lithos.domain.filters import SearchFilter, clean_prefix
+from lithos.domain.retrieval import (
+    Candidate,
+    ConflictEdge,
+    NodeStats,
+    Receipt,
+    ReceiptNode,
+    ReceiptQuery,
+    Retrieval,
+    RetrievalQuery,
+    RetrievedNote,
+    ScoutHit,
+    classify_query,
+    new_receipt_id,
+)
+from lithos.domain.scope import Scope
+from lithos.domain.timestamps import format_timestamp, utc_now
+from lithos.errors import DocNotFound, InvalidInput, LcmaDisabled, LithosError, ReceiptNotFound
+from lithos.retrieval import rank
+from lithos.retrieval.context import Eligibility, ScoutContext
+from lithos.retrieval.expansion import ExpansionScout, Seed
+from lithos.retrieval.scouts import Scout
+from lithos.services.edges import EdgeService
+from lithos.services.graph import LinkGraph
+from lithos.store.catalog import Catalog, CatalogEntry
+from lithos.store.stats import StatsStore
+from lithos.store.vectors import VectorStore
+
+log = logging.getLogger("lithos.retrieval")
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    enabled: bool
+    scout_depth: int
+    weights: rank.RerankWeights
+    mmr_lambda: float
+    mmr_similarity_floor: float
+    mmr_window: int
+    temperature_top_k: int
+    temperature_link_weight: float
+
+
+@dataclass
+class _Run:
+    """What one call has gathered so far, for its receipt."""
+
+    fired: list[str]
+    failed: list[str]
+    timings: dict[str, float]
+    considered: int = 0
+
+
+class RetrievalService:
+    def __init__(
+        self,
+        settings: RetrievalSettings,
+        phase_a: Sequence[Scout],
+        phase_b: Sequence[ExpansionScout],
+        catalog: Catalog,
+        graph: LinkGraph,
+        edges: EdgeService,
+        vectors: VectorStore,
+        embedder: Embedder,
+        stats: StatsStore,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.settings = settings
+        self.phase_a = list(phase_a)
+        self.phase_b = list(phase_b)
+        self.catalog = catalog
+        self.graph = graph
+        self.edges = edges
+        self.vectors = vectors
+        self.embedder = embedder
+        self.stats = stats
+        self.clock = clock
+
+    async def retrieve(self, query: RetrievalQuery) -> Retrieval:
+        """Ranked, explained notes for ``query``. Raises ``LcmaDisabled`` when retrieval is
+        switched off and ``InvalidInput`` for an empty query; a receipt is written either way."""
+        now = self.clock()
+        run = _Run(fired=[], failed=[], timings={})
+        receipt_id = new_receipt_id(now)
+        started = time.perf_counter()
+        try:
+            if not self.settings.enabled:
+                raise LcmaDisabled("cognitive retrieval is disabled (lcma.enabled: false)")
+            if not query.query.strip():
+                raise InvalidInput("query must not be empty")
+            retrieval, nodes = await self._pipeline(query, now, run, receipt_id)
+        except Exception as exc:
+            code = exc.code if isinstance(exc, LithosError) else "internal_error"
+            run.timings["total"] = _ms(started)
+            await self.stats.record(self._receipt(receipt_id, query, now, run, code=code))
+            raise
+        run.timings["total"] = _ms(started)
+        receipt = self._receipt(
+            receipt_id,
+            query,
+            now,
+            run,
+            nodes=nodes,
+            temperature=retrieval.temperature,
+            terrace=retrieval.terrace_reached,
+        )
+        await self.stats.record(receipt)
+        return retrieval
+
+    async def receipt(self, receipt_id: str) -> Receipt:
+        found = await self.stats.receipt(receipt_id)
+        if found is None:
+            raise ReceiptNotFound(f"no receipt {receipt_id}")
+        return found
+
+    async def receipts(self, query: ReceiptQuery) -> list[Receipt]:
+        return await self.stats.receipts(query)
+
+    async def node_stats(self, node_id: str) -> NodeStats:
+        """What has been learned about a note; defaults for a note never retrieved. Raises
+        ``DocNotFound`` for an id that is neither a note nor in the statistics."""
+        found = await asyncio.to_thread(self.stats.node_stats, [node_id])
+        if node_id in found:
+            return found[node_id]
+        if await asyncio.to_thread(self.catalog.get, node_id) is None:
+            raise DocNotFound(f"no note with id {node_id}")
+        return NodeStats(node_id, salience=self.settings.weights.default_salience)
+
+    # -- the pipeline ---------------------------------------------------------------------------
+
+    async def _pipeline(
+        self, query: RetrievalQuery, now: datetime, run: _Run, receipt_id: str
+    ) -> tuple[Retrieval, list[ReceiptNode]]:
+        clock = time.perf_counter()
+        eligibility = await asyncio.to_thread(self._eligibility, query)
+        ctx = ScoutContext(query, eligibility, now, self.settings.scout_depth, self._embed)
+        pool: dict[str, Candidate] = {}
+        first: list[tuple[str, Callable[[], list[ScoutHit]]]] = [
+            (s.name, partial(s.find, ctx)) for s in self.phase_a
+        ]
+        await self._run_scouts(first, pool, run)
+        run.timings["phase_a"] = _ms(clock)
+        clock = time.perf_counter()
+        seeds = await asyncio.to_thread(self._seeds, pool, query.seeds)
+        if seeds:
+            second: list[tuple[str, Callable[[], list[ScoutHit]]]] = [
+                (s.name, partial(s.expand, ctx, seeds)) for s in self.phase_b
+            ]
+            await self._run_scouts(second, pool, run)
+        run.timings["phase_b"] = _ms(clock)
+        run.considered = len(pool)
+        clock = time.perf_counter()
+        retrieval, nodes = await asyncio.to_thread(self._terrace_one, pool, ctx, run, receipt_id)
+        run.timings["rerank"] = _ms(clock)
+        return retrieval, nodes
+
+    async def _run_scouts(
+        self,
+        jobs: Sequence[tuple[str, Callable[[], list[ScoutHit]]]],
+        pool: dict[str, Candidate],
+        run: _Run,
+    ) -> None:
+        outcomes = await asyncio.gather(
+            *(asyncio.to_thread(job) for _, job in jobs), return_exceptions=True
+        )
+        for (name, _), outcome in zip(jobs, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                log.warning("%s failed: %r", name, outcome, exc_info=outcome)
+                run.failed.append(name)
+                continue
+            run.fired.append(name)
+            rank.merge(pool, name, outcome)
+
+    def _embed(self, text: str) -> np.ndarray:
+        vector: np.ndarray = self.embedder.embed([text])[0]
+        return vector
+
+    def _eligibility(self, query: RetrievalQuery) -> Eligibility:
+        scope = Scope(agent_id=query.agent_id, task_id=query.task_id)
+        search_filter = SearchFilter(
+            tags=query.tags,
+            path_prefix=clean_prefix(query.path_prefix),
+            namespaces=query.namespace_filter,
+            scope=scope,
+        )
+        allowed = None
+        if search_filter.narrows:
+            allowed = frozenset(self.catalog.ids(search_filter))
+        hidden = frozenset(self.catalog.hidden_ids(scope))
+        return Eligibility(filter=search_filter, allowed=allowed, hidden=hidden)
+
+    def _seeds(self, pool: dict[str, Candidate], count: int) -> list[Seed]:
+        for c in pool.values():
+            c.score = rank.evidence_score(c, self.settings.weights.scout_weights)
+        top = rank.ranked(pool)[:count]
+        titles = self.graph.titles(c.note_id for c in top)
+        return [Seed(c.note_id, titles.get(c.note_id, c.note_id), c.score) for c in top]
+
+    def _terrace_one(
+        self, pool: dict[str, Candidate], ctx: ScoutContext, run: _Run, receipt_id: str
+    ) -> tuple[Retrieval, list[ReceiptNode]]:
+        cfg = self.settings
+        entries = self.catalog.get_many(list(pool))
+        pool = {k: c for k, c in pool.items() if k in entries}  # deleted since a scout ran
+        stats = self.stats.node_stats(list(pool))
+        note_types = {k: entry.note_type for k, entry in entries.items()}
+        ordered = rank.rerank(pool, cfg.weights, note_types, stats, ctx.query_class)
+        window = ordered[: cfg.mmr_window]
+        vectors = self.vectors.note_vectors(c.note_id for c in window)
+        ordered = rank.diversify(
+            ordered, vectors, cfg.mmr_lambda, cfg.mmr_similarity_floor, cfg.mmr_window
+        )
+        final = ordered[: ctx.query.limit]
+        top = [c.note_id for c in final[: cfg.temperature_top_k]]
+        by_links = self.edges.coherence(top)
+        heat = rank.temperature(rank.coherence(top, by_links, vectors, cfg.temperature_link_weight))
+        ids = [c.note_id for c in final]
+        leads = self.vectors.lead_texts(c.note_id for c in final if not c.snippet)
+        sources = self.catalog.derived_from(ids)
+        results = tuple(
+            self._result(c, entries[c.note_id], stats, leads, sources, ctx.now) for c in final
+        )
+        nodes = [
+            ReceiptNode(c.note_id, i, round(c.score, 6), tuple(c.reasons), tuple(c.scouts))
+            for i, c in enumerate(final, 1)
+        ]
+        retrieval = Retrieval(
+            results=results,
+            temperature=heat,
+            terrace_reached=1,
+            receipt_id=receipt_id,
+            degraded=bool(run.failed),
+            failed_scouts=tuple(run.failed),
+            conflicts=self._conflicts(ids, ctx) if ctx.query.surface_conflicts else None,
+        )
+        return retrieval, nodes
+
+    def _conflicts(self, ids: list[str], ctx: ScoutContext) -> tuple[ConflictEdge, ...]:
+        """Contradiction edges touching the results whose other note the caller may see."""
+        found: dict[str, ConflictEdge] = {}
+        for n in self.edges.neighbours(ids, types=["contradicts"], exclude_seeds=False):
+            e = n.edge
+            if ctx.eligibility.allows(e.from_id) and ctx.eligibility.allows(e.to_id):
+                state = e.conflict_state or "unreviewed"
+                found.setdefault(e.edge_id, ConflictEdge(e.edge_id, e.from_id, e.to_id, state))
+        return tuple(found.values())
+
+    def _result(
+        self,
+        c: Candidate,
+        entry: CatalogEntry,
+        stats: dict[str, NodeStats],
+        leads: dict[str, str],
+        sources: dict[str, list[str]],
+        now: datetime,
+    ) -> RetrievedNote:
+        learned = stats.get(c.note_id)
+        salience = learned.salience if learned else self.settings.weights.default_salience
+        snippet = c.snippet or leads.get(c.note_id, "")
+        return RetrievedNote(
+            id=c.note_id,
+            title=entry.title,
+            snippet=snippet[:300],
+            score=round(c.score, 6),
+            path=entry.path,
+            source_url=entry.source_url or "",
+            updated_at=entry.updated_at,
+            is_stale=entry.expires_at is not None and entry.expires_at < format_timestamp(now),
+            derived_from_ids=tuple(sources.get(c.note_id, ())),
+            reasons=tuple(c.reasons),
+            scouts=tuple(c.scouts),
+            salience=round(salience, 4),
+        )
+
+    def _receipt(
+        self,
+        receipt_id: str,
+        query: RetrievalQuery,
+        now: datetime,
+        run: _Run,
+        code: str | None = None,
+        nodes: Sequence[ReceiptNode] = (),
+        temperature: float | None = None,
+        terrace: int = 0,
+    ) -> Receipt:
+        return Receipt(
+            id=receipt_id,
+            created_at=format_timestamp(now),
+            query=query.query,
+            query_class=classify_query(query.query),
+            arguments=query.arguments(),
+            agent_id=query.agent_id,
+            task_id=query.task_id,
+            status="error" if code else "ok",
+            error_code=code,
+            scouts_fired=tuple(run.fired),
+            scouts_failed=tuple(run.failed),
+            candidates_considered=run.considered,
+            final_nodes=tuple(nodes),
+            temperature=temperature,
+            terrace_reached=terrace,
+            timings_ms=dict(run.timings),
+        )
+
+
+def _ms(since: float) -> float:
+    return round(1000 * (time.perf_counter() - since), 3)
