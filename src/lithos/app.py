@@ -57,7 +57,7 @@ from lithos.store.fulltext import FullTextIndex, writer_lock_is_held
 from lithos.store.identities import IDENTITY_MIGRATIONS, IdentityMap
 from lithos.store.lifecycle import StoreKeeper, StoreStatus, open_authoritative
 from lithos.store.markdown import KnowledgeFiles
-from lithos.store.stats import StatsStore
+from lithos.store.stats import STATS_MIGRATIONS, StatsStore
 from lithos.store.vectors import VectorStore
 
 log = logging.getLogger("lithos")
@@ -65,6 +65,7 @@ FRONTMATTER_ALLOWANCE = 64_000
 COORDINATION_HOLDS = "tasks, claims, findings and the agent registry"
 EDGES_HOLDS = "the typed edges agents and people added, with their learned weights"
 IDENTITIES_HOLDS = "the note ids of files that carry none (people's own files)"
+STATS_HOLDS = "retrieval receipts, salience, feedback and task working memory"
 T = TypeVar("T")
 
 
@@ -176,7 +177,10 @@ class LithosApp:
             hybrid_alpha=cfg.search.hybrid_alpha,
             rrf_k=cfg.search.rrf_k,
         )
-        self.stats_store = StatsStore(data / ".lithos" / "stats.db", _learning_rules(cfg))
+        stats_db = open_authoritative(
+            data / ".lithos" / "stats.db", STATS_MIGRATIONS, STATS_HOLDS, data
+        )
+        self.stats_store = StatsStore(stats_db, _learning_rules(cfg))
         self.retrieval = self.build_retrieval()
         self.feedback = TaskCompletion(self.coordination, self.stats_store, self.knowledge)
         self._opened = True
@@ -348,7 +352,8 @@ class LithosApp:
 
     def store_states(self) -> dict[str, Any]:
         """Each store's state (ok, rebuilding, failed with a reason)."""
-        states: dict[str, StoreStatus] = {"coordination": StoreStatus(), "edges": StoreStatus()}
+        # Authoritative stores either opened cleanly or stopped start-up: they are ok here.
+        states = {name: StoreStatus() for name in ("coordination", "identities", "edges", "stats")}
         states.update(self.stores.statuses())
         return {name: status.as_dict() for name, status in states.items()}
 

@@ -171,17 +171,18 @@ def test_reindex_recovers_fulltext_left_mid_commit(data_dir: Path, monkeypatch, 
 
 
 @pytest.mark.parametrize("how", ["truncated", "garbage", "garbage_with_wal"])
-def test_a_damaged_coordination_database_stops_start_up_and_is_kept(
-    data_dir: Path, how: Damage, monkeypatch, capsys
+@pytest.mark.parametrize("name", ["coordination.db", "identities.db", "edges.db", "stats.db"])
+def test_a_damaged_authoritative_database_stops_start_up_and_is_kept(
+    data_dir: Path, name: str, how: Damage, monkeypatch, capsys
 ):
     monkeypatch.setattr("lithos.app.create_embedder", lambda *a, **k: HashingEmbedder())
     seeded(data_dir)
-    database = data_dir / ".lithos" / "coordination.db"
+    database = data_dir / ".lithos" / name
     damage_sqlite(database, how)
     before = database.read_bytes()
     assert main(["--data-dir", str(data_dir), "reindex"]) == 2
     error = capsys.readouterr().err
-    assert "state_corrupt" in error and "restore .lithos/coordination.db from a backup" in error
+    assert "state_corrupt" in error and f"restore .lithos/{name} from a backup" in error
     assert "Traceback" not in error and str(data_dir) not in error
     assert database.read_bytes() == before
     assert not list(data_dir.glob(".lithos.broken-*"))

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from lithos.domain.retrieval import Feedback, LearningRules, Receipt, ReceiptNode
-from lithos.store.stats import StatsStore
+from lithos.store.sqlite import Database
+from lithos.store.stats import STATS_MIGRATIONS, StatsStore
 
 RULES = LearningRules(cited_salience_boost=0.3, misleading_salience_penalty=0.3)
 
@@ -32,7 +33,7 @@ def feedback(receipt_id: str, cited=(), ignored=(), misleading=()) -> Feedback:
 
 @pytest.fixture
 def store(tmp_path: Path):
-    s = StatsStore(tmp_path / "stats.db", RULES)
+    s = StatsStore(Database(tmp_path / "stats.db", STATS_MIGRATIONS), RULES)
     yield s
     s.close()
 

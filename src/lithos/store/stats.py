@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from pathlib import Path
 
 from lithos.domain.retrieval import (
     Feedback,
@@ -69,8 +68,9 @@ STATS_MIGRATIONS = (
 class StatsStore:
     """Learned retrieval state behind one :class:`Database`; safe from any thread."""
 
-    def __init__(self, path: Path, rules: LearningRules) -> None:
-        self.db = Database(path, STATS_MIGRATIONS)
+    def __init__(self, db: Database, rules: LearningRules) -> None:
+        """``db`` must have been opened with :data:`STATS_MIGRATIONS`."""
+        self.db = db
         self.rules = rules
 
     def close(self) -> None:
