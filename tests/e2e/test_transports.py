@@ -57,7 +57,15 @@ async def test_http_serves_health_and_streamable_http_at_mcp(http_server: tuple[
     base, data, _ = http_server
     health = httpx.get(f"{base}/health").json()
     assert health["status"] == "ok"
-    assert set(health["stores"]) == {"coordination", "edges", "catalog", "fulltext", "vectors"}
+    assert set(health["stores"]) == {
+        "coordination",
+        "identities",
+        "edges",
+        "stats",
+        "catalog",
+        "fulltext",
+        "vectors",
+    }
     assert all(store == {"state": "ok"} for store in health["stores"].values())
     async with Client(StreamableHttpTransport(f"{base}/mcp")) as client:
         await exercise(client)
