@@ -25,8 +25,11 @@ types: install
 check: lint types test
 
 # Benchmarks write bench/out/*.json, then bench/report.py rewrites bench/RESULTS.md and the plots.
+# bench/setup.sh installs the wrk load generator that bench/load.py drives.
 bench: install
+	bench/setup.sh
 	FASTMCP_CHECK_FOR_UPDATES=off $(PY) bench/perf.py $(BENCH_ARGS)
+	FASTMCP_CHECK_FOR_UPDATES=off $(PY) bench/load.py $(LOAD_ARGS)
 	$(PY) bench/report.py
 
 eval: install

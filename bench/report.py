@@ -252,6 +252,72 @@ def perf_section(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+def load_section(result: dict[str, Any]) -> list[str]:
+    """Server throughput and CPU per call under wrk (bench/load.py)."""
+    targets = result["targets"]
+    lines = ["## Server cost per call: wrk over streamable HTTP", ""]
+    lines += machine_section(result["machine"])
+    load = ", ".join(f"{v:.1f}" for v in result["load_before"])
+    lines += [
+        f"- {result['notes']} notes ({result['index']['chunks']} chunks, "
+        f"{result['index']['pending_chunks']} not embedded); load average before the run "
+        f"{load} (other work shares the 2 cores: CPU ms per call is the robust figure, calls/s "
+        "and latency are not)",
+        "",
+        "Server CPU ms per call (user + system of the server process / calls answered) and "
+        "its ratio to `bench_noop`, a tool that does nothing (the protocol floor on the same "
+        "stack); `ping` is a JSON-RPC ping with no tool. Response mode `sse` is streamable "
+        "HTTP's one-event SSE stream per POST, `json` a plain JSON body:",
+        "",
+    ]
+    modes = result["modes"]
+    names = list(next(iter(modes.values())))
+    rows = []
+    for name in names:
+        row: list[Any] = [name]
+        for mode in modes.values():
+            r = mode[name]
+            row += [
+                f"{r['server_cpu_ms_per_call']} ({r['x_floor']}x)",
+                r["calls_per_s"],
+                f"{r['p50_ms']} / {r['p99_ms']}",
+                r["errors"],
+            ]
+        rows.append(row)
+    header = ["call"]
+    for mode in modes:
+        header += [f"{mode}: CPU ms (x floor)", f"{mode}: calls/s", f"{mode}: p50/p99 ms", "errors"]
+    lines += table(header, rows)
+    lines += ["Targets (issue 11; meant for 10,000 notes):", ""]
+    rows = []
+    for mode_name, mode in modes.items():
+        mixed = mode["mixed"]
+        ok = mixed["calls_per_s"] >= targets["mixed_calls_per_s"] and mixed["errors"] == 0
+        rows.append(
+            [
+                f"{mode_name}: mixed read/search/claim calls/s, zero errors",
+                f">= {targets['mixed_calls_per_s']}",
+                f"{mixed['calls_per_s']} ({mixed['errors']} errors)",
+                "met" if ok else "**missed**",
+            ]
+        )
+        for name in targets["near_floor"]:
+            ratio = mode[name]["x_floor"]
+            ok = ratio is not None and ratio <= targets["floor_ratio"]
+            rows.append(
+                [
+                    f"{mode_name}: {name} server CPU vs floor",
+                    f"<= {targets['floor_ratio']}x",
+                    f"{ratio}x",
+                    "met"
+                    if ratio is not None and ratio <= targets["floor_ratio"]
+                    else "**missed**",
+                ]
+            )
+    lines += table(["target", "limit", "measured", ""], rows)
+    return lines
+
+
 def _p(values: dict[str, float]) -> str:
     return f"{values['p50']} / {values['p95']} / {values['p99']}"
 
@@ -324,6 +390,12 @@ def main(argv: list[str] | None = None) -> int:
         image = f"{'quality' if name == 'eval' else 'latency'}.png"
         plot(result, args.target / image)
         lines += [*section(result), f"![{name}]({image})", ""]
+    for name in ("load", "load-quick"):
+        path = args.out_dir / f"{name}.json"
+        if path.exists():
+            found = True
+            lines += [*load_section(json.loads(path.read_text())), ""]
+            break
     notes = HERE / "NOTES.md"
     if notes.exists():
         lines += [notes.read_text().strip(), ""]

@@ -14,6 +14,7 @@ from pathlib import Path
 import psutil
 
 LITHOS = Path(sys.executable).with_name("lithos")
+FLOOR_SERVER = Path(__file__).resolve().with_name("floor_server.py")
 
 
 def free_port() -> int:
@@ -32,21 +33,34 @@ class Server:
         watch: bool = False,
         env: dict[str, str] | None = None,
         log: Path | None = None,
+        floor: bool = False,
+        json_response: bool = False,
     ) -> None:
+        """``floor`` serves through bench/floor_server.py (Lithos plus the trivial
+        ``bench_noop`` tool); ``json_response`` answers POSTs with JSON instead of SSE."""
         self.data_dir = data_dir
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self._watch = watch
         self._env = {**os.environ, "FASTMCP_CHECK_FOR_UPDATES": "off", **(env or {})}
         self._log = log or data_dir.parent / "server.log"
+        self._floor = floor
+        self._json_response = json_response
         self._process: subprocess.Popen[bytes] | None = None
         self.startup_s = 0.0
 
     def start(self, timeout: float = 900) -> Server:
-        command = [str(LITHOS), "--data-dir", str(self.data_dir), "serve"]
-        command += ["--transport", "http", "--host", "127.0.0.1", "--port", str(self.port)]
-        if not self._watch:
-            command.append("--no-watch")
+        if self._floor:
+            command = [sys.executable, str(FLOOR_SERVER), "--data-dir", str(self.data_dir)]
+            command += ["--port", str(self.port)]
+            command += ["--json-response"] if self._json_response else []
+        else:
+            command = [str(LITHOS), "--data-dir", str(self.data_dir), "serve"]
+            command += ["--transport", "http", "--host", "127.0.0.1", "--port", str(self.port)]
+            if not self._watch:
+                command.append("--no-watch")
+            if self._json_response:
+                self._env["LITHOS_SERVER__JSON_RESPONSE"] = "true"
         started = time.perf_counter()
         with self._log.open("ab") as log:
             self._process = subprocess.Popen(command, env=self._env, stdout=log, stderr=log)
@@ -76,6 +90,13 @@ class Server:
         total = process.memory_info().rss
         total += sum(child.memory_info().rss for child in process.children(recursive=True))
         return round(total / 2**20, 1)
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server process has used so far (every thread)."""
+        if self._process is None:
+            return 0.0
+        times = psutil.Process(self._process.pid).cpu_times()
+        return float(times.user + times.system)
 
     def stop(self) -> None:
         if self._process is None:

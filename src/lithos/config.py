@@ -48,6 +48,10 @@ class ServerConfig(_Section):
     # the bound host, with the port); "*" turns a check off.
     allowed_hosts: list[str] = []
     allowed_origins: list[str] = []
+    # Streamable HTTP answers each POST with one JSON body instead of a one-event SSE stream:
+    # about 1 ms less server CPU per call (bench/RESULTS.md). Lithos tools send no progress
+    # notifications mid-call, so nothing needs the stream; /sse is unaffected.
+    json_response: bool = True
 
     def trusted_hosts(self) -> list[str]:
         """Host header values served: loopback names, the bound host, ``allowed_hosts``."""

@@ -137,3 +137,39 @@ def test_doctor_recognises_the_port_of_a_running_lithos(http_server: tuple[str, 
     checks = {c["name"]: c for c in json.loads(capsys.readouterr().out)}
     assert checks["port"]["status"] == "ok"
     assert checks["port"]["detail"].endswith("is served by a running Lithos")
+
+
+def _initialize(base: str) -> httpx.Response:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "e2e", "version": "1"},
+        },
+    }
+    headers = {"Accept": "application/json, text/event-stream"}
+    return httpx.post(f"{base}/mcp", json=body, headers=headers, timeout=10)
+
+
+async def test_streamable_http_answers_with_plain_json_by_default(
+    http_server: tuple[str, Path, int],
+):
+    base, _, _ = http_server
+    response = _initialize(base)
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json()["result"]["serverInfo"]["name"] == "lithos"
+
+
+async def test_streamable_http_can_answer_with_sse_streams(tmp_path: Path):
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "lithos.cli.main", "--data-dir", str(tmp_path / "data")]
+    command += ["serve", "--transport", "http", "--port", str(port), "--no-watch"]
+    env = {**ENV, "LITHOS_SERVER__JSON_RESPONSE": "false"}
+    with running_server(command, base, tmp_path / "server.log", env):
+        assert _initialize(base).headers["content-type"].startswith("text/event-stream")
+        async with Client(StreamableHttpTransport(f"{base}/mcp")) as client:
+            await exercise(client)

@@ -84,7 +84,11 @@ def http_app(server: FastMCP, settings: ServerConfig, transport: str = "http") -
     }
     if transport == "sse":
         return server.http_app(path="/sse", transport="sse", **guard)
-    app = server.http_app(path="/mcp", transport="http", **guard)
+    # One application/json body per POST instead of a one-event SSE stream (clients must
+    # accept both); /sse is unaffected.
+    app = server.http_app(
+        path="/mcp", transport="http", json_response=settings.json_response, **guard
+    )
     sse = server.http_app(path="/sse", transport="sse", **guard)
     known = {getattr(r, "path", None) for r in app.router.routes}
     app.router.routes.extend(r for r in sse.router.routes if getattr(r, "path", None) not in known)
@@ -94,13 +98,17 @@ def http_app(server: FastMCP, settings: ServerConfig, transport: str = "http") -
 async def serve(app: LithosApp, settings: ServerConfig) -> None:
     """Run the server until cancelled with the transport, address and trusted hosts of
     ``settings``. ``app`` must be started."""
+    await run(create_server(app), settings)
+
+
+async def run(server: FastMCP, settings: ServerConfig) -> None:
+    """Run a built server until cancelled (``serve`` builds it over an app)."""
     transport, host, port = settings.transport, settings.host, settings.port
     # Tool handlers run blocking I/O in threads; the default pool (cores + 4) would cap how
     # many agents' writes can share one full-text commit.
     asyncio.get_running_loop().set_default_executor(
         ThreadPoolExecutor(max_workers=16, thread_name_prefix="lithos-io")
     )
-    server = create_server(app)
     if transport == "stdio":
         log.info("Lithos %s serving MCP over stdio", __version__)
         await server.run_stdio_async(show_banner=False)
