@@ -35,12 +35,15 @@ from bench.machine import log
 from bench.server import Server
 from lithos.app import LithosApp
 from lithos.config import load_config
+from lithos.services.search import Mode
 
 
-def prepare_vectors(pages: list[corpus.Page], scratch: Path, timeout: float) -> dict[str, Any]:
+def prepare_vectors(
+    pages: list[corpus.Page], scratch: Path, timeout: float, calls: int
+) -> dict[str, Any]:
     """Index ``pages`` in-process from files alone (timed: files + full-text ingest), then embed
     every chunk into the cache (2 threads) on this scratch copy, so the measured data directory
-    still starts without indexes. Returns both rates."""
+    still starts without indexes. Returns both rates and in-process search latencies."""
     data_dir = scratch / "prep"
     corpus.copy_into(pages, data_dir / "knowledge")
     seeded = cache.seed(data_dir)
@@ -60,6 +63,7 @@ def prepare_vectors(pages: list[corpus.Page], scratch: Path, timeout: float) -> 
             cache.save(data_dir)
         seconds = time.perf_counter() - started
         left = app.vectors.counts().pending_chunks
+        searches = in_process_searches(app, calls)
     finally:
         app.close()
     cache.save(data_dir)
@@ -73,7 +77,26 @@ def prepare_vectors(pages: list[corpus.Page], scratch: Path, timeout: float) -> 
         "seconds": round(seconds, 1),
         "chunks_per_s": round(done / seconds, 1) if done >= 100 and seconds > 0 else None,
         "chunks_left_unembedded": left,
+        "search_in_process_ms": searches,
     }
+
+
+def in_process_searches(app: LithosApp, calls: int) -> dict[str, dict[str, float]]:
+    """p50/p95/p99 ms of each search mode called on the service itself (no MCP, no client),
+    all on one event loop as the server runs them."""
+
+    async def timed(mode: Mode) -> dict[str, float]:
+        await app.search.search("warm up", mode=mode)
+        samples = []
+        for i in range(max(calls, 20)):
+            query = workload.QUERIES[i % len(workload.QUERIES)]
+            started = time.perf_counter()
+            await app.search.search(query, mode=mode)
+            samples.append(1000 * (time.perf_counter() - started))
+        return workload.percentiles(samples)
+
+    modes: tuple[Mode, ...] = ("fulltext", "semantic", "hybrid")
+    return {mode: asyncio.run(timed(mode)) for mode in modes}
 
 
 async def wait_embedded(url: str, timeout: float) -> dict[str, Any]:
@@ -148,7 +171,7 @@ def measure_size(pages: list[corpus.Page], root: Path, args: argparse.Namespace)
         "measured": {k: machine.describe()[k] for k in ("date", "commit")},
     }
     log(f"size {size}: embedding into the vector cache")
-    result["embedding"] = prepare_vectors(pages, root, args.embed_timeout)
+    result["embedding"] = prepare_vectors(pages, root, args.embed_timeout, args.calls)
 
     data_dir = root / "data"
     corpus.copy_into(pages, data_dir / "knowledge")

@@ -23,6 +23,12 @@ from matplotlib.ticker import ScalarFormatter
 from lithos.config import SearchConfig
 
 HERE = Path(__file__).resolve().parent
+SECTION_TITLES = {
+    "eval": "## Retrieval quality: BEIR SciFact",
+    "perf": "## Performance: PowerShell docs + tldr pages",
+    "load": "## Server cost per call: wrk over streamable HTTP",
+}
+NOTES_MARK = "<!-- bench/NOTES.md -->"
 TOOLS_PLOTTED = ("read", "write_create", "search_fulltext", "search_semantic", "search_hybrid")
 # Targets of issue 3, meant for 10,000 real notes: (label, how to read it, limit, unit)
 TARGETS = (
@@ -42,6 +48,70 @@ TARGETS = (
         "s",
     ),
 )
+
+
+# Targets of issue 11 at 10,000 notes: (label, how to read it, limit, unit, higher is better).
+# A reader returns None when the run did not measure it (an older result file).
+TARGETS_11 = (
+    (
+        "hybrid p50 / semantic p50, in-process",
+        lambda s: _ratio(s, "embedding", "search_in_process_ms", "hybrid", "semantic"),
+        1.3,
+        "x",
+        False,
+    ),
+    (
+        "hybrid p50 / semantic p50, over MCP",
+        lambda s: _ratio(s, "latency_ms", None, "search_hybrid", "search_semantic"),
+        1.3,
+        "x",
+        False,
+    ),
+    (
+        "full-text p95, in-process",
+        lambda s: _get(s, "embedding", "search_in_process_ms", "fulltext", "p95"),
+        2,
+        "ms",
+        False,
+    ),
+    (
+        "lithos_write_batch ingest through MCP",
+        lambda s: _get(s, "batch_ingest", "notes_per_s"),
+        300,
+        "notes/s",
+        True,
+    ),
+    (
+        "lithos import of files on disk",
+        lambda s: _get(s, "import", "notes_per_s"),
+        1000,
+        "notes/s",
+        True,
+    ),
+    ("start-up with indexes", lambda s: s["startup_with_indexes_s"], 1, "s", False),
+    (
+        "hand edit searchable (median, default debounce)",
+        lambda s: _get(s, "hand_edit", "debounce_500ms", "median_ms"),
+        200,
+        "ms",
+        False,
+    ),
+    ("server RSS (max seen)", lambda s: max(_rss(s)), 350, "MB", False),
+)
+
+
+def _get(values: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(values, dict) or key not in values:
+            return None
+        values = values[key]
+    return values
+
+
+def _ratio(size: dict[str, Any], section: str, sub: str | None, top: str, bottom: str) -> Any:
+    values = _get(size, section, *([sub] if sub else []))
+    a, b = _get(values, top, "p50"), _get(values, bottom, "p50")
+    return round(a / b, 2) if a and b else None
 
 
 def _rss(size: dict[str, Any]) -> list[float]:
@@ -64,7 +134,7 @@ def table(header: list[str], rows: list[list[Any]]) -> list[str]:
 
 def eval_section(result: dict[str, Any]) -> list[str]:
     metrics = ["ndcg@10", "recall@10", "recall@100", "mrr@10"]
-    lines = ["## Retrieval quality: BEIR SciFact", ""]
+    lines = [SECTION_TITLES["eval"], ""]
     lines += machine_section(result["machine"])
     build = result["build"]
     lines += [
@@ -179,7 +249,7 @@ def _shipped_rule() -> str:
 
 def perf_section(result: dict[str, Any]) -> list[str]:
     sizes = result["sizes"]
-    lines = ["## Performance: PowerShell docs + tldr pages", ""]
+    lines = [SECTION_TITLES["perf"], ""]
     lines += machine_section(result["machine"])
     lines += ["  (report file written then; each size's own date and commit are in the table)", ""]
     largest = sizes[-1]
@@ -193,6 +263,23 @@ def perf_section(result: dict[str, Any]) -> list[str]:
                 f"< {limit} {unit}",
                 f"{value:g} {unit}",
                 "met" if value < limit else "**missed**",
+            ]
+        )
+    lines += table(["target", "limit", "measured", ""], rows)
+    lines += [f"Targets (issue 11, for 10,000 notes), measured at {largest['notes']} notes:", ""]
+    rows = []
+    for label, read, limit, unit, higher in TARGETS_11:
+        value = read(largest)
+        if value is None:
+            rows.append([label, f"{'>=' if higher else '<'} {limit} {unit}", None, "not measured"])
+            continue
+        met = value >= limit if higher else value < limit
+        rows.append(
+            [
+                label,
+                f"{'>=' if higher else '<'} {limit} {unit}",
+                f"{value:g} {unit}",
+                "met" if met else "**missed**",
             ]
         )
     lines += table(["target", "limit", "measured", ""], rows)
@@ -238,6 +325,18 @@ def perf_section(result: dict[str, Any]) -> list[str]:
     tools = list(sizes[0]["latency_ms"])
     rows = [[tool, *[_p(s["latency_ms"][tool]) for s in sizes]] for tool in tools]
     lines += table(["tool"] + [f"{s['notes']} notes" for s in sizes], rows)
+    lines += ["Search called in-process on the service (no MCP), p50 / p95 / p99 ms:", ""]
+    rows = [
+        [
+            mode,
+            *[
+                _p(v) if (v := _get(s, "embedding", "search_in_process_ms", mode)) else None
+                for s in sizes
+            ],
+        ]
+        for mode in ("fulltext", "semantic", "hybrid")
+    ]
+    lines += table(["mode"] + [f"{s['notes']} notes" for s in sizes], rows)
     lines += [
         "Concurrent agent sessions over streamable HTTP (mixed reads, searches, writes, "
         "claim/release, lists; each session bounded by call count and time):",
@@ -255,7 +354,7 @@ def perf_section(result: dict[str, Any]) -> list[str]:
 def load_section(result: dict[str, Any]) -> list[str]:
     """Server throughput and CPU per call under wrk (bench/load.py)."""
     targets = result["targets"]
-    lines = ["## Server cost per call: wrk over streamable HTTP", ""]
+    lines = [SECTION_TITLES["load"], ""]
     lines += machine_section(result["machine"])
     load = ", ".join(f"{v:.1f}" for v in result["load_before"])
     lines += [
@@ -361,6 +460,26 @@ def plot_quality(result: dict[str, Any], target: Path) -> None:
     plt.close(fig)
 
 
+def _previous_sections(path: Path) -> dict[str, list[str]]:
+    """The ``## `` sections of an existing RESULTS.md by title, without the notes."""
+    if not path.exists():
+        return {}
+    text = path.read_text()
+    text = text.split(NOTES_MARK)[0]
+    notes = HERE / "NOTES.md"
+    if notes.exists():  # a file written before the mark existed ends with the notes
+        first = notes.read_text().strip().splitlines()[0]
+        text = text.split(first)[0]
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            current = sections.setdefault(line, [])
+        if current is not None:
+            current.append(line)
+    return sections
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out-dir", type=Path, default=HERE / "out")
@@ -375,30 +494,31 @@ def main(argv: list[str] | None = None) -> int:
         "model and chunk-text hash, so only the first run pays for embedding.",
         "",
     ]
+    kept = _previous_sections(args.target / "RESULTS.md")
     found = False
     for name, section, plot in (
         ("eval", eval_section, plot_quality),
         ("perf", perf_section, plot_latency),
+        ("load", load_section, None),
     ):
         path = args.out_dir / f"{name}.json"
         if not path.exists():
             path = args.out_dir / f"{name}-quick.json"  # a --quick run, when no full one exists
         if not path.exists():
+            # Not re-run: keep what RESULTS.md said, so one benchmark can be re-run alone.
+            lines += kept.get(SECTION_TITLES[name], [])
             continue
         found = True
         result = json.loads(path.read_text())
-        image = f"{'quality' if name == 'eval' else 'latency'}.png"
-        plot(result, args.target / image)
-        lines += [*section(result), f"![{name}]({image})", ""]
-    for name in ("load", "load-quick"):
-        path = args.out_dir / f"{name}.json"
-        if path.exists():
-            found = True
-            lines += [*load_section(json.loads(path.read_text())), ""]
-            break
+        lines += section(result)
+        if plot is not None:
+            image = f"{'quality' if name == 'eval' else 'latency'}.png"
+            plot(result, args.target / image)
+            lines += [f"![{name}]({image})"]
+        lines += [""]
     notes = HERE / "NOTES.md"
     if notes.exists():
-        lines += [notes.read_text().strip(), ""]
+        lines += [NOTES_MARK, notes.read_text().strip(), ""]
     if not found:
         print(f"no results in {args.out_dir}", file=sys.stderr)
         return 1

@@ -307,6 +307,7 @@ class LithosApp:
         if self.repair is not None:
             self.repair.stop()
         self.embedding.stop()
+        self.search.close()
         self.fulltext.close()
         self.vectors.close()
         self.catalog.close()

@@ -180,3 +180,16 @@ async def test_reading_after_a_write_does_not_rebuild_the_graph(
     target = await write(client, "B", "x")
     read = await call(client, "lithos_read", id=note["id"])
     assert read["links"][0]["id"] == target["id"]
+
+
+async def test_hybrid_shows_a_note_found_only_by_meaning_with_its_best_chunk(
+    client: Client, app: LithosApp
+):
+    await write(client, "Gardening", "Water tomato plants every morning.")
+    other = await write(client, "Finance", "Quarterly report numbers.")
+    assert app.embedding.wait_idle(10)
+    hybrid = await call(client, "lithos_search", query="tomato plants", mode="hybrid")
+    last = hybrid["results"][-1]
+    assert (last["id"], last["title"], last["path"]) == (other["id"], "Finance", other["path"])
+    assert last["fulltext_rank"] is None and last["semantic_rank"] == 2
+    assert "Quarterly report numbers." in last["snippet"]

@@ -115,3 +115,27 @@ def test_many_files_arriving_together_share_one_full_text_commit(watched: Lithos
     assert eventually(lambda: watched.fulltext.count() == 40)
     assert found(watched, "bulkword7") != []
     assert watched.fulltext.commits - commits < 20  # batched, not one commit per file
+
+
+@pytest.fixture
+def patient(data_dir: Path) -> Iterator[LithosApp]:
+    """A watcher whose debounce (a minute) is far longer than any test waits."""
+    app = make_app(data_dir, **{"index.watch_debounce_ms": 60_000})
+    app.start(watch=True)
+    try:
+        yield app
+    finally:
+        app.close()
+
+
+def test_an_isolated_hand_edit_is_handled_without_waiting_for_the_debounce(patient: LithosApp):
+    (patient.files.root / "lone.md").write_text("# Lone edit\n\npangolin\n")
+    assert eventually(lambda: len(found(patient, "pangolin")) == 1)
+
+
+def test_a_burst_of_hand_edits_is_indexed_in_few_batches(patient: LithosApp):
+    commits = patient.fulltext.commits
+    for i in range(30):
+        (patient.files.root / f"burst-{i}.md").write_text(f"# Burst {i}\n\nwombat{i} herd\n")
+    assert eventually(lambda: len(patient.fulltext.search("herd", limit=50)) == 30)
+    assert patient.fulltext.commits - commits < 30  # not one commit per file

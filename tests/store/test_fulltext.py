@@ -424,3 +424,15 @@ def test_natural_language_mode_ignores_query_syntax(index: FullTextIndex) -> Non
     index.upsert([note("a", "Beta cells", "insulin from beta cells"), note("b", "Other", "cells")])
     assert ids(index.search("-beta cells")) == ["b"]  # syntax: exclude "beta"
     assert ids(index.search("-beta cells", syntax=False)) == ["a", "b"]
+
+
+def test_hits_past_the_highlighted_ones_start_with_the_lead_of_the_content(
+    index: FullTextIndex,
+) -> None:
+    words = " ".join(f"word{i}" for i in range(2000))
+    index.upsert([note("a", content="alpha " + words), note("b", content="alpha beta")])
+    hits = index.search("alpha", highlight=0)
+    lead = next(h.snippet for h in hits if h.id == "a")
+    assert lead.startswith("alpha word0 word1") and lead.endswith("…")
+    assert len(lead) <= 201
+    assert next(h.snippet for h in hits if h.id == "b") == "alpha beta"

@@ -353,3 +353,27 @@ def test_search_notes_stops_at_the_threshold_and_at_the_last_chunk(
     assert [h.note_id for h in store.search_notes(query, 10)] == ["a", "b", "c"]
     assert [h.note_id for h in store.search_notes(query, 10, min_similarity=0.9)] == ["a"]
     assert [h.note_id for h in store.search_notes(query, 10, lambda n: n != "a")] == ["b", "c"]
+
+
+def test_rank_orders_chunks_like_search_and_texts_reads_them_back(
+    store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("tea", "h1", ["green tea brewing", "black tea"])
+    store.set_note("db", "h2", ["sqlite pages"])
+    embed_pending(store, embedder)
+    ranked = store.rank(embedder.vector("green tea"), 10)
+    found = search(store, embedder, "green tea")
+    assert [(c.note_id, c.chunk_index, c.similarity) for c in ranked] == [
+        (h.note_id, h.chunk_index, h.similarity) for h in found
+    ]
+    assert store.texts(ranked[:1])[0].text == "green tea brewing"
+
+
+def test_texts_drops_a_chunk_whose_note_changed_after_ranking(
+    store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("tea", "h1", ["green tea brewing"])
+    embed_pending(store, embedder)
+    ranked = store.rank(embedder.vector("green tea"), 10)
+    store.set_note("tea", "h2", ["coffee instead"])
+    assert store.texts(ranked) == []

@@ -11,6 +11,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -68,12 +69,34 @@ class ChunkHit:
     similarity: float
 
 
-def best_per_note(hits: Iterable[ChunkHit], limit: int) -> list[ChunkHit]:
+@dataclass(frozen=True)
+class RankedChunk:
+    """A chunk's place in a semantic ranking, before its text is read: enough to fuse
+    rankings and to read the text of the few chunks that are shown."""
+
+    note_id: str
+    chunk_index: int
+    chunk_hash: str
+    similarity: float
+
+
+class _Scored(Protocol):
+    @property
+    def note_id(self) -> str: ...
+
+    @property
+    def similarity(self) -> float: ...
+
+
+Hit = TypeVar("Hit", bound=_Scored)
+
+
+def best_per_note(hits: Iterable[Hit], limit: int) -> list[Hit]:
     """The best hit of each note, best first, at most ``limit`` of them.
 
     Ties keep the order of ``hits``, so the result is deterministic for a deterministic input.
     """
-    best: dict[str, ChunkHit] = {}
+    best: dict[str, Hit] = {}
     for hit in hits:
         held = best.get(hit.note_id)
         if held is None or hit.similarity > held.similarity:

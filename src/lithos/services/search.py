@@ -7,7 +7,9 @@ is warmed in the background at start-up, so the first query does not pay for loa
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Collection
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -18,11 +20,12 @@ from lithos.domain.scope import Scope
 from lithos.domain.tags import filter_tags
 from lithos.errors import InvalidInput
 from lithos.store.catalog import Catalog
-from lithos.store.fulltext import FullTextIndex
+from lithos.store.fulltext import FullTextHit, FullTextIndex
 from lithos.store.vectors import VectorStore
 
 Mode = Literal["fulltext", "semantic", "hybrid"]
 CANDIDATES = 100  # how deep each retriever goes before hybrid fusion
+SEARCH_THREADS = 4  # full-text halves of hybrid searches running at once
 
 
 class SearchService:
@@ -47,6 +50,8 @@ class SearchService:
         self.fusion = fusion
         self.hybrid_alpha = hybrid_alpha
         self.rrf_k = rrf_k
+        self._executor: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     async def search(
         self,
@@ -97,9 +102,23 @@ class SearchService:
     ) -> list[dict[str, Any]]:
         """The ``limit`` best BM25 hits that pass ``search_filter``, filtered inside the
         query: tags, author and path by the index, the rest by ids from the catalog."""
+        hits = self._text_hits(query, limit, search_filter, syntax, highlight)
+        return [
+            {"id": h.id, "title": h.title, "path": h.path, "snippet": h.snippet, "score": h.score}
+            for h in hits
+        ]
+
+    def _text_hits(
+        self,
+        query: str,
+        limit: int,
+        search_filter: SearchFilter | None,
+        syntax: bool = True,
+        highlight: int | None = None,
+    ) -> list[FullTextHit]:
         search_filter = search_filter or SearchFilter()
         only_ids, exclude_ids = self._id_filter(search_filter)
-        hits = self.fulltext.search(
+        return self.fulltext.search(
             query,
             limit=limit,
             tags=search_filter.tags,
@@ -110,10 +129,6 @@ class SearchService:
             only_ids=only_ids,
             exclude_ids=exclude_ids,
         )
-        return [
-            {"id": h.id, "title": h.title, "path": h.path, "snippet": h.snippet, "score": h.score}
-            for h in hits
-        ]
 
     def semantic_hits(
         self,
@@ -152,29 +167,75 @@ class SearchService:
         search_filter: SearchFilter | None = None,
         threshold: float = 0.0,
     ) -> list[dict[str, Any]]:
-        """Fusion of the full-text (query read as plain words) and semantic rankings."""
-        text = self.fulltext_hits(query, CANDIDATES, search_filter, syntax=False, highlight=limit)
-        semantic = self.semantic_hits(query, CANDIDATES, threshold, search_filter)
-        text_ranking = [(h["id"], h["score"]) for h in text]
-        semantic_ranking = [(h["id"], h["similarity"]) for h in semantic]
+        """Fusion of the full-text (query read as plain words) and semantic rankings.
+
+        The two retrievers run at once: full-text on a search thread, the query embedding and
+        the vector ranking here (ONNX Runtime, NumPy and Tantivy all release the GIL). Only
+        the ``limit`` fused notes have rows read: chunk texts and catalog entries for the
+        notes full-text did not return."""
+        text_future = self._pool().submit(
+            self._text_hits, query, CANDIDATES, search_filter, False, limit
+        )
+        try:
+            note_filter = self._note_filter(search_filter or SearchFilter())
+            vector = self.embedder.embed([query])[0]
+            semantic = self.vectors.rank_notes(vector, CANDIDATES, note_filter, threshold)
+        finally:
+            text = text_future.result()
+        text_ranking = [(h.id, h.score) for h in text]
+        semantic_ranking = [(c.note_id, c.similarity) for c in semantic]
         if self.fusion == "rrf":
-            fused = reciprocal_rank(text_ranking, semantic_ranking, self.rrf_k)
+            fused = reciprocal_rank(text_ranking, semantic_ranking, self.rrf_k)[:limit]
         else:
-            fused = convex(text_ranking, semantic_ranking, self.hybrid_alpha)
-        text_rank = {h["id"]: rank for rank, h in enumerate(text, 1)}
+            fused = convex(text_ranking, semantic_ranking, self.hybrid_alpha)[:limit]
+        text_rank = {h.id: rank for rank, h in enumerate(text, 1)}
+        semantic_rank = {c.note_id: rank for rank, c in enumerate(semantic, 1)}
+        shown = {note_id for note_id, _ in fused}
         # Snippet: the highlighted text passage when it was built, else the best chunk.
-        highlighted = {h["id"]: h for rank, h in enumerate(text, 1) if rank <= limit}
-        by_id = {h["id"]: h for h in text} | {h["id"]: h for h in semantic} | highlighted
-        semantic_rank = {h["id"]: rank for rank, h in enumerate(semantic, 1)}
+        wanted = [
+            c
+            for c in semantic
+            if c.note_id in shown and text_rank.get(c.note_id, limit + 1) > limit
+        ]
+        passages = {hit.note_id: hit.text for hit in self.vectors.texts(wanted)}
+        entries = self.catalog.get_many([i for i in shown if i not in text_rank])
+        by_id = {h.id: h for h in text}
         results = []
-        for note_id, score in fused[:limit]:
-            hit = by_id[note_id]
-            result = {k: hit[k] for k in ("id", "title", "path", "snippet")}
-            result["score"] = round(score, 6)
-            result["fulltext_rank"] = text_rank.get(note_id)
-            result["semantic_rank"] = semantic_rank.get(note_id)
-            results.append(result)
+        for note_id, score in fused:
+            hit, entry = by_id.get(note_id), entries.get(note_id)
+            if hit is not None:
+                title, path, snippet = hit.title, hit.path, passages.get(note_id, hit.snippet)
+            elif entry is not None and note_id in passages:
+                title, path, snippet = entry.title, entry.path, passages[note_id]
+            else:  # deleted or changed since it was ranked
+                continue
+            results.append(
+                {
+                    "id": note_id,
+                    "title": title,
+                    "path": path,
+                    "snippet": snippet,
+                    "score": round(score, 6),
+                    "fulltext_rank": text_rank.get(note_id),
+                    "semantic_rank": semantic_rank.get(note_id),
+                }
+            )
         return results
+
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(
+                    max_workers=SEARCH_THREADS, thread_name_prefix="lithos-search"
+                )
+            return self._executor
+
+    def close(self) -> None:
+        """Stop the search threads (after the running searches finish)."""
+        with self._pool_lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
 
     def tags(self, scope: Scope | None = None) -> dict[str, Any]:
         """Notes per tag, counting only the notes ``scope`` may see (default: anonymous)."""

@@ -1,8 +1,12 @@
 """Watches ``knowledge/`` for edits made by people and brings the indexes in step.
 
-Events are collected per path and handled once the path has been quiet for the debounce
-interval. Each path is re-read and compared by content hash with what the catalog holds, so
-the server's own writes (already indexed when they return) cost one hash and nothing more.
+An isolated change is handled as soon as the knowledge directory has been quiet for
+:data:`SETTLE` (an editor's save is a few events within a millisecond or two), so a hand edit is
+searchable at once. A burst of changes (a ``git pull``, a sync client) keeps the directory busy,
+so its paths are collected and handled together, in one batch with one full-text commit, when
+the burst pauses for :data:`SETTLE` or when its oldest path has waited the debounce interval,
+whichever comes first. Each path is re-read and compared by content hash with what the
+catalog holds, so the server's own writes (already indexed when they return) cost one hash.
 Directory moves and deletes trigger a verified reconcile of the whole tree.
 """
 
@@ -20,13 +24,16 @@ from lithos.services.indexing import Indexer
 
 log = logging.getLogger("lithos.watcher")
 RESCAN = "\x00rescan"
+SETTLE = 0.05  # seconds without any event after which pending paths are handled
 
 
 class KnowledgeWatcher(FileSystemEventHandler):
     def __init__(self, indexer: Indexer, debounce_ms: int = 500) -> None:
         self._indexer = indexer
         self._debounce = debounce_ms / 1000
-        self._pending: dict[str, float] = {}
+        self._settle = min(SETTLE, self._debounce)
+        self._pending: dict[str, float] = {}  # path -> when its first unhandled event came
+        self._last_event = 0.0
         self._cond = threading.Condition()
         self._stopping = False
         self._observer: Observer | None = None  # type: ignore[valid-type]
@@ -69,7 +76,9 @@ class KnowledgeWatcher(FileSystemEventHandler):
 
     def _mark(self, key: str) -> None:
         with self._cond:
-            self._pending[key] = time.monotonic()
+            now = time.monotonic()
+            self._pending.setdefault(key, now)
+            self._last_event = now
             self._cond.notify_all()
 
     # -- worker thread --------------------------------------------------------------------
@@ -77,25 +86,28 @@ class KnowledgeWatcher(FileSystemEventHandler):
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._stopping and not self._due():
+                while not self._stopping and not (due := self._due()):
                     self._cond.wait(timeout=self._wait_time())
                 if self._stopping:
                     return
-                now = time.monotonic()
-                due = [k for k, t in self._pending.items() if now - t >= self._debounce]
                 for key in due:
                     del self._pending[key]
             self._handle(due)
 
-    def _due(self) -> bool:
+    def _due(self) -> list[str]:
+        """Every pending path once the directory is quiet; else those waiting too long."""
         now = time.monotonic()
-        return any(now - t >= self._debounce for t in self._pending.values())
+        if self._pending and now - self._last_event >= self._settle:
+            return list(self._pending)
+        return [k for k, first in self._pending.items() if now - first >= self._debounce]
 
     def _wait_time(self) -> float | None:
         if not self._pending:
             return None
-        oldest = min(self._pending.values())
-        return max(0.01, self._debounce - (time.monotonic() - oldest))
+        now = time.monotonic()
+        until_quiet = self._settle - (now - self._last_event)
+        until_overdue = self._debounce - (now - min(self._pending.values()))
+        return max(0.005, min(until_quiet, until_overdue))
 
     def _handle(self, keys: list[str]) -> None:
         """Index a batch of changed paths with one full-text commit (a ``git pull`` may touch

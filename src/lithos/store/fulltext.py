@@ -519,8 +519,11 @@ def _render_snippet(snippet: tantivy.Snippet, content: str) -> str:
 
 
 def _lead(content: str) -> str:
-    text = " ".join(content.split())
+    # Only the start can be shown: normalising a long note's whole text would cost more than
+    # the search (hybrid builds a lead for each of its 100 candidates).
+    head = content[: 2 * SNIPPET_MAX_CHARS + 100]
+    text = " ".join(head.split())
     if len(text) <= SNIPPET_MAX_CHARS:
-        return text
+        return text if len(head) == len(content) else text + "…"
     cut = text[:SNIPPET_MAX_CHARS].rsplit(" ", 1)[0]
     return cut + "…"

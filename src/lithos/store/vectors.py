@@ -25,7 +25,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from lithos.domain.chunks import ChunkHit, chunk_hash
+from lithos.domain.chunks import ChunkHit, RankedChunk, chunk_hash
 from lithos.errors import ConfigError, StoreCorrupt
 from lithos.store.sqlite import Database, Migration
 from lithos.store.vector_matrix import ChunkMatrix
@@ -252,6 +252,16 @@ class VectorStore:
         :func:`lithos.domain.chunks.best_per_note`. Chunks not embedded yet are not found.
         Raises ``ValueError`` for a query of the wrong shape.
         """
+        return self.texts(self.rank(query, limit, note_filter))
+
+    def rank(
+        self,
+        query: np.ndarray,
+        limit: int,
+        note_filter: Callable[[str], bool] | None = None,
+    ) -> list[RankedChunk]:
+        """Like :meth:`search` without reading any chunk text: for callers that show only a
+        few of the chunks they rank (read those with :meth:`texts`)."""
         unit = _unit(query, self.dimension)
         return self._ranked(limit, note_filter, lambda m, allowed: m.top(unit, limit, allowed))
 
@@ -268,6 +278,16 @@ class VectorStore:
         Returns ``limit`` notes whenever that many pass the filter and the threshold, however
         many chunks each note has. Raises ``ValueError`` for a query of the wrong shape.
         """
+        return self.texts(self.rank_notes(query, limit, note_filter, min_similarity))
+
+    def rank_notes(
+        self,
+        query: np.ndarray,
+        limit: int,
+        note_filter: Callable[[str], bool] | None = None,
+        min_similarity: float = 0.0,
+    ) -> list[RankedChunk]:
+        """Like :meth:`search_notes` without reading any chunk text."""
         unit = _unit(query, self.dimension)
         return self._ranked(
             limit,
@@ -275,12 +295,19 @@ class VectorStore:
             lambda m, allowed: m.top_notes(unit, limit, allowed, min_similarity),
         )
 
+    def texts(self, ranked: Sequence[RankedChunk]) -> list[ChunkHit]:
+        """The hits of ``ranked`` with their text, in the same order; a chunk whose note
+        changed since it was ranked is dropped as stale."""
+        if not ranked:
+            return []
+        return self._db.call(lambda conn: _hits(conn, ranked))
+
     def _ranked(
         self,
         limit: int,
         note_filter: Callable[[str], bool] | None,
         rank: Callable[[ChunkMatrix, set[str] | None], list[tuple[str, int, str, float]]],
-    ) -> list[ChunkHit]:
+    ) -> list[RankedChunk]:
         if limit <= 0:
             return []
         allowed = self._allowed(note_filter)
@@ -290,7 +317,7 @@ class VectorStore:
             with self._lock:
                 if self._matrix is not None:  # else a failed write just dropped it: reload
                     ranked = rank(self._matrix, allowed)
-        return self._db.call(lambda conn: _hits(conn, ranked))
+        return [RankedChunk(*row) for row in ranked]
 
     def note_vectors(self, note_ids: Iterable[str]) -> dict[str, np.ndarray]:
         """One unit vector per note (the mean of its embedded chunks), for the notes that have
@@ -444,12 +471,12 @@ def _select_in(
     return rows
 
 
-def _hits(conn: sqlite3.Connection, ranked: list[tuple[str, int, str, float]]) -> list[ChunkHit]:
+def _hits(conn: sqlite3.Connection, ranked: Sequence[RankedChunk]) -> list[ChunkHit]:
     """The texts of ranked chunks, read in few queries; a chunk whose note changed since it
     was ranked (its hash no longer matches) is dropped as stale."""
     texts: dict[tuple[str, int], tuple[str, str]] = {}
-    wanted = {(note_id, index) for note_id, index, _, _ in ranked}
-    notes = list(dict.fromkeys(note_id for note_id, _, _, _ in ranked))
+    wanted = {(chunk.note_id, chunk.chunk_index) for chunk in ranked}
+    notes = list(dict.fromkeys(chunk.note_id for chunk in ranked))
     for start in range(0, len(notes), _SQL_VARIABLES):
         part = notes[start : start + _SQL_VARIABLES]
         rows = conn.execute(
@@ -462,8 +489,8 @@ def _hits(conn: sqlite3.Connection, ranked: list[tuple[str, int, str, float]]) -
             if key in wanted:
                 texts[key] = (row["chunk_hash"], row["text"])
     hits = []
-    for note_id, index, ranked_hash, similarity in ranked:
-        found = texts.get((note_id, index))
-        if found is not None and found[0] == ranked_hash:
-            hits.append(ChunkHit(note_id, index, found[1], similarity))
+    for chunk in ranked:
+        found = texts.get((chunk.note_id, chunk.chunk_index))
+        if found is not None and found[0] == chunk.chunk_hash:
+            hits.append(ChunkHit(chunk.note_id, chunk.chunk_index, found[1], chunk.similarity))
     return hits
