@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from lithos.config import LithosConfig
 from lithos.domain.edges import DecayCurve, DecayPolicy, EdgeRules
 from lithos.domain.embedding import Embedder
+from lithos.domain.memory import ConsolidationRules, SalienceDecay
 from lithos.domain.retrieval import LearningRules
 from lithos.domain.timestamps import utc_now
 from lithos.errors import LithosError
@@ -38,6 +39,7 @@ from lithos.retrieval.service import RetrievalService, RetrievalSettings
 from lithos.runtime import release_free_memory
 from lithos.services.agents import AgentRegistry
 from lithos.services.conflicts import ConflictService
+from lithos.services.consolidation import ConsolidationService, ConsolidationWorker
 from lithos.services.coordination import CoordinationService
 from lithos.services.edge_projection import FrontmatterEdges
 from lithos.services.edges import EdgeService
@@ -57,6 +59,7 @@ from lithos.store.fulltext import FullTextIndex, writer_lock_is_held
 from lithos.store.identities import IDENTITY_MIGRATIONS, IdentityMap
 from lithos.store.lifecycle import StoreKeeper, StoreStatus, open_authoritative
 from lithos.store.markdown import KnowledgeFiles
+from lithos.store.memory import MEMORY_MIGRATIONS, SqliteMemoryStore
 from lithos.store.stats import STATS_MIGRATIONS, StatsStore
 from lithos.store.vectors import VectorStore
 
@@ -83,6 +86,7 @@ class LithosApp:
         self._opened = False
         self.watcher: KnowledgeWatcher | None = None
         self.repair: RepairWorker | None = None
+        self.consolidation_worker: ConsolidationWorker | None = None
         self.last_reconcile: ReconcileReport | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -178,11 +182,31 @@ class LithosApp:
             rrf_k=cfg.search.rrf_k,
         )
         stats_db = open_authoritative(
-            data / ".lithos" / "stats.db", STATS_MIGRATIONS, STATS_HOLDS, data
+            data / ".lithos" / "stats.db",
+            (*STATS_MIGRATIONS, *MEMORY_MIGRATIONS),
+            STATS_HOLDS,
+            data,
         )
         self.stats_store = StatsStore(stats_db, _learning_rules(cfg))
+        self.memory_store = SqliteMemoryStore(stats_db)
+        self.consolidation = ConsolidationService(
+            self.memory_store,
+            self.edge_store,
+            self.catalog,
+            _consolidation_rules(cfg),
+            _salience_decay(cfg),
+            salience_ceiling=cfg.lcma.salience_ceiling,
+            clock=self.clock,
+            decay_batch=cfg.lcma.consolidation.decay_batch,
+        )
         self.retrieval = self.build_retrieval()
-        self.feedback = TaskCompletion(self.coordination, self.stats_store, self.knowledge)
+        self.feedback = TaskCompletion(
+            self.coordination,
+            self.stats_store,
+            self.knowledge,
+            clock=self.clock,
+            on_complete=self._task_completed,
+        )
         self._opened = True
         return self
 
@@ -270,7 +294,12 @@ class LithosApp:
             self.vectors,
             self.embedder,
             self.stats_store,
+            clock=self.clock,
         )
+
+    def _task_completed(self, task_id: str) -> None:
+        if self.consolidation_worker is not None:
+            self.consolidation_worker.enqueue(task_id)
 
     def start(
         self, watch: bool | None = None, embed: bool = True, progress: Progress | None = None
@@ -287,6 +316,12 @@ class LithosApp:
         self.repair.start()
         if embed:
             self.embedding.start()
+        memory = self.config.lcma.consolidation
+        if memory.enabled:
+            self.consolidation_worker = ConsolidationWorker(
+                self.consolidation, timedelta(minutes=memory.interval_minutes)
+            )
+            self.consolidation_worker.start()
         if watch if watch is not None else self.config.server.watch_files:
             self.watcher = KnowledgeWatcher(self.indexer, self.config.index.watch_debounce_ms)
             self.watcher.start()
@@ -306,6 +341,9 @@ class LithosApp:
             self.watcher.stop()
         if self.repair is not None:
             self.repair.stop()
+        if self.consolidation_worker is not None:
+            self.consolidation_worker.stop()
+            self.consolidation_worker = None
         self.embedding.stop()
         self.search.close()
         self.fulltext.close()
@@ -368,6 +406,9 @@ class LithosApp:
                 if self.repair is not None and self.repair.is_alive()
                 else "off",
                 "watcher": "running" if self.watcher is not None else "off",
+                "consolidation_worker": "running"
+                if self.consolidation_worker is not None and self.consolidation_worker.is_alive()
+                else "off",
                 "embedding_worker": "running"
                 if self._opened and self.embedding.is_alive()
                 else "off",
@@ -395,6 +436,26 @@ async def _unless_broken(count: Awaitable[T]) -> T | None:
     except LithosError as exc:
         log.debug("count unavailable: %s", exc.message)
         return None
+
+
+def _consolidation_rules(cfg: LithosConfig) -> ConsolidationRules:
+    c = cfg.lcma.consolidation
+    return ConsolidationRules(
+        min_activations=c.min_activations,
+        max_items=c.max_items,
+        stale_after_hours=c.stale_after_hours,
+        promotion_salience_boost=c.promotion_salience_boost,
+        ledger_days=c.ledger_days,
+    )
+
+
+def _salience_decay(cfg: LithosConfig) -> SalienceDecay:
+    decay = cfg.lcma.decay
+    curves: dict[str, DecayCurve] = {
+        note_type: DecayCurve(half_life, decay.salience_floor[note_type])
+        for note_type, half_life in decay.salience_half_life_days.items()
+    }
+    return SalienceDecay(curves, concept_cap=cfg.lcma.concepts.salience_cap)
 
 
 def _learning_rules(cfg: LithosConfig) -> LearningRules:

@@ -22,6 +22,8 @@ from pydantic_settings import (
 )
 
 from lithos.domain.edges import EdgeType
+from lithos.domain.memory import DEFAULT_SALIENCE_FLOOR, DEFAULT_SALIENCE_HALF_LIFE_DAYS
+from lithos.domain.metadata import NoteType
 from lithos.errors import ConfigError
 
 FLAT_ENV = {
@@ -143,12 +145,60 @@ class EdgesConfig(_Section):
         return self
 
 
+class ConsolidationConfig(_Section):
+    """Working memory -> long-term memory and the scheduled memory sweep (docs/memory.md)."""
+
+    enabled: bool = True  # false: no background consolidation, decay sweep or concept formation
+    interval_minutes: float = Field(default=60.0, gt=0.0)
+    min_activations: int = Field(default=2, ge=1)
+    max_items: int = Field(default=12, ge=2, le=100)
+    stale_after_hours: float = Field(default=24.0, gt=0.0)
+    promotion_salience_boost: float = Field(default=0.05, ge=0.0, le=1.0)
+    ledger_days: float = Field(default=30.0, gt=0.0)
+    decay_batch: int = Field(default=200, ge=1, le=10_000)
+
+
+class DecayConfig(_Section):
+    """How an unused note's salience falls back toward its type's floor."""
+
+    salience_half_life_days: dict[NoteType, Annotated[float, Field(gt=0)]] = {}
+    salience_floor: dict[NoteType, Annotated[float, Field(ge=0.0, le=1.0)]] = {}
+
+    @model_validator(mode="after")
+    def _fill_defaults(self) -> DecayConfig:
+        self.salience_half_life_days = {
+            **DEFAULT_SALIENCE_HALF_LIFE_DAYS,
+            **self.salience_half_life_days,
+        }
+        self.salience_floor = {**DEFAULT_SALIENCE_FLOOR, **self.salience_floor}
+        return self
+
+
+class ConceptsConfig(_Section):
+    """Concept notes formed from notes used together, and their damping (docs/memory.md)."""
+
+    enabled: bool = True
+    folder: str = Field(default="concepts", min_length=1, max_length=200)
+    min_size: int = Field(default=3, ge=2)
+    max_size: int = Field(default=12, ge=2, le=100)
+    min_coactivation: int = Field(default=3, ge=1)
+    min_density: float = Field(default=0.6, ge=0.0, le=1.0)
+    salience_cap: float = Field(default=0.85, ge=0.0, le=1.0)
+    repeat_penalty: float = Field(default=0.05, ge=0.0, le=1.0)
+    max_repeat_penalty: float = Field(default=0.4, ge=0.0, le=1.0)
+    repeat_window_hours: float = Field(default=24.0, gt=0.0)
+    gateway: bool = True
+
+
 class LcmaConfig(_Section):
     """Cognitive retrieval (``lithos_retrieve``); every weight is documented in
     docs/retrieval.md. Defaults were tuned on SciFact's train queries (bench/eval.py)."""
 
     enabled: bool = True
     edges: EdgesConfig = EdgesConfig()
+    consolidation: ConsolidationConfig = ConsolidationConfig()
+    decay: DecayConfig = DecayConfig()
+    concepts: ConceptsConfig = ConceptsConfig()
     # How many notes each Phase A scout returns before merging.
     scout_depth: int = Field(default=50, ge=1, le=1000)
     # Phase B: how many notes each expansion scout adds per call.

@@ -53,11 +53,15 @@ class TaskCompletion:
         stats: StatsStore,
         knowledge: KnowledgeService,
         clock: Callable[[], datetime] = utc_now,
+        on_complete: Callable[[str], None] | None = None,
     ) -> None:
+        """``on_complete(task_id)`` runs after each completion (consolidation queues the
+        task); it must not block."""
         self.coordination = coordination
         self.stats = stats
         self.knowledge = knowledge
         self.clock = clock
+        self.on_complete = on_complete
 
     async def complete(
         self,
@@ -81,12 +85,14 @@ class TaskCompletion:
             task_id, agent, outcome, cited_nodes, misleading_nodes, bound
         )
         if receipt is None:
+            self._completed(task_id)
             return Completion(success=True, feedback=None)
         feedback = split_feedback(
             receipt, task_id, agent, cited_nodes or (), misleading_nodes or ()
         )
         quarantine = await self.stats.apply(feedback, format_timestamp(self.clock()))
         quarantined = [] if quarantine is None else await self._quarantine(quarantine, agent)
+        self._completed(task_id)
         return Completion(
             success=True,
             feedback=FeedbackOutcome(
@@ -98,6 +104,10 @@ class TaskCompletion:
                 applied=quarantine is not None,
             ),
         )
+
+    def _completed(self, task_id: str) -> None:
+        if self.on_complete is not None:
+            self.on_complete(task_id)
 
     async def _receipt(self, task_id: str, agent: str, receipt_id: str | None) -> Receipt | None:
         if receipt_id is None:

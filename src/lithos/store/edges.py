@@ -100,6 +100,16 @@ EDGE_MIGRATIONS: list[Migration] = [
         )
         """,
     ),
+    Migration(
+        "edges_0003_reinforcement_ledger",
+        """
+        CREATE TABLE reinforcements (
+          key TEXT PRIMARY KEY,
+          at TEXT NOT NULL
+        );
+        CREATE INDEX reinforcements_at ON reinforcements(at)
+        """,
+    ),
 ]
 
 # The weight as of :now, from the stored weight and the days since last use.
@@ -150,6 +160,17 @@ class EdgeStore(Protocol):
     def upsert(self, requests: Sequence[EdgeUpsert], now: datetime) -> list[Edge]:
         """Create or reinforce each edge (see :class:`EdgeUpsert`); a new ``contradicts`` edge
         opens a conflict in state ``unreviewed``."""
+        ...
+
+    def reinforce_once(
+        self, requests: Sequence[tuple[str, EdgeUpsert]], now: datetime
+    ) -> list[Edge]:
+        """Upsert each edge whose ledger ``key`` has never been applied, recording the key in
+        the same transaction; returns the edges changed now (none on a repeat)."""
+        ...
+
+    def prune_ledger(self, before: datetime, limit: int) -> int:
+        """Forget up to ``limit`` ledger keys applied before ``before``."""
         ...
 
     def get(self, edge_id: str, now: datetime) -> Edge | None: ...
@@ -259,6 +280,36 @@ class SqliteEdgeStore:
             return edges
 
         return self._db.call(work)
+
+    def reinforce_once(
+        self, requests: Sequence[tuple[str, EdgeUpsert]], now: datetime
+    ) -> list[Edge]:
+        stamp = format_timestamp(now)
+
+        def work(conn: sqlite3.Connection) -> list[Edge]:
+            edges = []
+            for key, request in requests:
+                first = conn.execute(
+                    "INSERT INTO reinforcements(key, at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                    (key, stamp),
+                ).rowcount
+                if first:
+                    row = conn.execute(_UPSERT, self._params(request, stamp)).fetchone()
+                    edges.append(_edge(row))
+            return edges
+
+        return self._db.call(work)
+
+    def prune_ledger(self, before: datetime, limit: int) -> int:
+        return self._db.call(
+            lambda conn: (
+                conn.execute(
+                    "DELETE FROM reinforcements WHERE key IN (SELECT key FROM reinforcements"
+                    " WHERE at < ? LIMIT ?)",
+                    (format_timestamp(before), limit),
+                ).rowcount
+            )
+        )
 
     def get(self, edge_id: str, now: datetime) -> Edge | None:
         rows = self._select("edges.edge_id = :edge_id", {"edge_id": edge_id}, now, limit=1)
