@@ -8,6 +8,7 @@ abstracts (read-only), cut by Lithos's own chunker. Run from the repository root
 
     .venv/bin/python bench/embedding_micro.py            # everything, a few minutes
     .venv/bin/python bench/embedding_micro.py --scifact  # plus dense nDCG@10 on SciFact test
+    .venv/bin/python bench/embedding_micro.py --tokenizer  # only the tokenizer's cost per chunk
 """
 
 from __future__ import annotations
@@ -51,7 +52,6 @@ def sample_chunks(count: int) -> list[str]:
 def child_load() -> dict[str, float]:
     started = time.perf_counter()
     import onnxruntime  # noqa: F401
-    import tokenizers  # noqa: F401
 
     imported = time.perf_counter()
     from lithos.store.embedder import OnnxEmbedder
@@ -78,6 +78,29 @@ def child_throughput(threads: int, batch: int, count: int) -> dict[str, float]:
         embedder.embed(chunks)
         rates.append(count / (time.perf_counter() - started))
     return {"chunks_per_s": max(rates), "rss_mb": peak_rss_mb()}
+
+
+def tokenizer_cost(count: int) -> dict[str, float]:
+    """Median time per chunk of Lithos's WordPiece tokenizer (first meeting of each chunk, so
+    its word cache is cold for new words) against a whole ``embed`` of the chunk (batch 1)."""
+    from lithos.store.embedder import OnnxEmbedder, model_files
+    from lithos.store.wordpiece import WordPieceTokenizer
+
+    chunks = sample_chunks(count)
+    tokenizer = WordPieceTokenizer.from_file(model_files()[1])
+    tokenize = []
+    for chunk in chunks:
+        started = time.perf_counter()
+        tokenizer.encode(chunk, 256)
+        tokenize.append((time.perf_counter() - started) * 1000)
+    embedder = OnnxEmbedder()
+    embedder.embed(["warm up"])
+    embed = []
+    for chunk in chunks:
+        started = time.perf_counter()
+        embedder.embed([chunk])
+        embed.append((time.perf_counter() - started) * 1000)
+    return {"tokenize_ms": statistics.median(tokenize), "embed_ms": statistics.median(embed)}
 
 
 def in_child(*args: str) -> dict[str, float]:
@@ -180,8 +203,20 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=256, help="chunks per throughput run")
     parser.add_argument("--repeats", type=int, default=50, help="search repetitions")
     parser.add_argument("--scifact", action="store_true", help="also score SciFact nDCG@10")
+    parser.add_argument(
+        "--tokenizer", action="store_true", help="only the tokenizer's share of an embed"
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.tokenizer:
+        cost = tokenizer_cost(args.chunks)
+        print(
+            f"per chunk of 400-600 chars, median of {args.chunks}: tokenize"
+            f" {cost['tokenize_ms'] * 1000:.0f} us, whole embed (batch 1)"
+            f" {cost['embed_ms']:.1f} ms, tokenizer share"
+            f" {cost['tokenize_ms'] / cost['embed_ms']:.1%}"
+        )
+        return
     if args.child:
         kind, *rest = args.child
         result = child_load() if kind == "load" else child_throughput(*map(int, rest))
@@ -196,7 +231,7 @@ def main() -> None:
     )
     load = in_child("load")
     print(
-        f"import onnxruntime+tokenizers {load['import_s']:.2f} s; first embed (tokenizer +"
+        f"import onnxruntime {load['import_s']:.2f} s; first embed (tokenizer +"
         f" session load + 1 text) {load['first_embed_s']:.2f} s; peak RSS {load['rss_mb']:.0f} MB"
     )
     print(f"\n{args.chunks} chunks of 400-600 chars, one embed() call each run")

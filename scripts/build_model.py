@@ -290,15 +290,12 @@ def build_graph(
 
 def embed(model: Path, texts: list[str]) -> np.ndarray:
     import onnxruntime
-    from tokenizers import Tokenizer
 
-    tokenizer = Tokenizer.from_file(str(OUT / "tokenizer.json"))
-    tokenizer.enable_truncation(max_length=256)
-    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    from lithos.store.wordpiece import WordPieceTokenizer
+
+    tokenizer = WordPieceTokenizer.from_file(OUT / "tokenizer.json")
     session = onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
-    encodings = tokenizer.encode_batch(texts)
-    ids = np.array([e.ids for e in encodings], dtype=np.int64)
-    mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    ids, mask = tokenizer.encode_batch(texts, 256)
     feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
     names = {i.name for i in session.get_inputs()}
     hidden = session.run(None, {k: v for k, v in feeds.items() if k in names})[0]

@@ -2,7 +2,8 @@
 
 The model ships inside Lithos, in ``lithos/models/all-MiniLM-L6-v2/``: ``model.onnx`` (int8
 weights, built by ``scripts/build_model.py`` from the Apache-2.0 checkpoint) and the WordPiece
-``tokenizer.json``, each checked against its sha256 before it is used. The pipeline is the one
+``tokenizer.json`` (read by Lithos's own WordPiece tokenizer, ``wordpiece.py``), each checked
+against its sha256 before it is used. The pipeline is the one
 of sentence-transformers' ``all-MiniLM-L6-v2``: at most 256 tokens, mean pooling over the
 attention mask, L2 normalisation.
 """
@@ -14,12 +15,15 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lithos.domain.embedding import Embedder
 from lithos.errors import ConfigError
+
+if TYPE_CHECKING:
+    from lithos.store.wordpiece import WordPieceTokenizer
 
 SUPPORTED_MODELS = ("all-MiniLM-L6-v2",)
 # The vector cache is keyed by this id: a different model file must get a different id, so
@@ -36,7 +40,7 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 @dataclass(frozen=True)
 class _Loaded:
     session: Any  # onnxruntime.InferenceSession
-    tokenizer: Any  # tokenizers.Tokenizer
+    tokenizer: WordPieceTokenizer
     input_names: frozenset[str]
 
 
@@ -119,15 +123,14 @@ def verify_model_files() -> None:
 def _load(threads: int) -> _Loaded:
     # Imported here so that importing this module (and starting the server) stays cheap.
     import onnxruntime
-    from tokenizers import Tokenizer
+
+    from lithos.store.wordpiece import WordPieceTokenizer
 
     verify_model_files()
     model_file, vocabulary = model_files()
-    tokenizer = Tokenizer.from_file(str(vocabulary))
-    # The file truncates at 128 and pads to a fixed 128; the model takes 256 and padding to
-    # the longest text of a batch is cheaper.
-    tokenizer.enable_truncation(max_length=MAX_TOKENS)
-    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    # The file truncates at 128 and pads to a fixed 128; the model takes 256 (MAX_TOKENS, passed
+    # at each call) and padding to the longest text of a batch is cheaper.
+    tokenizer = WordPieceTokenizer.from_file(vocabulary)
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
@@ -157,9 +160,7 @@ def _verify(path: Path, sha256: str) -> None:
 
 
 def _encode(loaded: _Loaded, texts: list[str]) -> np.ndarray:
-    encodings = loaded.tokenizer.encode_batch(texts)
-    ids = np.array([encoding.ids for encoding in encodings], dtype=np.int64)
-    mask = np.array([encoding.attention_mask for encoding in encodings], dtype=np.int64)
+    ids, mask = loaded.tokenizer.encode_batch(texts, MAX_TOKENS)
     feeds = {"input_ids": ids, "attention_mask": mask}
     if "token_type_ids" in loaded.input_names:
         feeds["token_type_ids"] = np.zeros_like(ids)
