@@ -50,3 +50,16 @@ def note_file(front: dict[str, Any] | None, body: str) -> str:
     import yaml
 
     return f"---\n{yaml.safe_dump(front, sort_keys=False)}---\n\n{body}"
+
+
+async def get_health(app: LithosApp) -> tuple[int, dict[str, Any]]:
+    """``GET /health`` through the real HTTP app (Host/Origin guard included), in memory."""
+    import httpx2 as httpx
+
+    from lithos.mcp.server import create_server, http_app
+
+    asgi = http_app(create_server(app), app.config.server)
+    transport = httpx.ASGITransport(app=asgi)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as web:
+        response = await web.get("/health")
+    return response.status_code, response.json()

@@ -12,6 +12,7 @@ import logging
 import threading
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, TypeVar
 
 from lithos.config import LithosConfig
@@ -57,7 +58,13 @@ from lithos.store.edges import EDGE_MIGRATIONS, SqliteEdgeStore
 from lithos.store.embedder import create_embedder
 from lithos.store.fulltext import FullTextIndex, writer_lock_is_held
 from lithos.store.identities import IDENTITY_MIGRATIONS, IdentityMap
-from lithos.store.lifecycle import StoreKeeper, StoreStatus, open_authoritative
+from lithos.store.lifecycle import (
+    Health,
+    StoreKeeper,
+    StoreStatus,
+    open_authoritative,
+    overall_health,
+)
 from lithos.store.markdown import KnowledgeFiles
 from lithos.store.memory import MEMORY_MIGRATIONS, SqliteMemoryStore
 from lithos.store.stats import STATS_MIGRATIONS, StatsStore
@@ -69,6 +76,7 @@ COORDINATION_HOLDS = "tasks, claims, findings and the agent registry"
 EDGES_HOLDS = "the typed edges agents and people added, with their learned weights"
 IDENTITIES_HOLDS = "the note ids of files that carry none (people's own files)"
 STATS_HOLDS = "retrieval receipts, salience, feedback and task working memory"
+DERIVED = frozenset({"catalog", "fulltext", "vectors"})
 T = TypeVar("T")
 
 
@@ -180,6 +188,7 @@ class LithosApp:
             fusion=cfg.search.hybrid_fusion,
             hybrid_alpha=cfg.search.hybrid_alpha,
             rrf_k=cfg.search.rrf_k,
+            stores=self.stores,
         )
         stats_db = open_authoritative(
             data / ".lithos" / "stats.db",
@@ -267,8 +276,17 @@ class LithosApp:
             temperature_link_weight=lcma.temperature_link_weight,
         )
         phase_a: list[Scout] = [
-            scouts.VectorScout(self.vectors, lcma.vector_floor, lcma.vector_ceiling),
-            scouts.LexicalScout(self.fulltext, lcma.lexical_saturation),
+            scouts.VectorScout(
+                self.vectors,
+                lcma.vector_floor,
+                lcma.vector_ceiling,
+                ready=partial(self.stores.require, "vectors"),
+            ),
+            scouts.LexicalScout(
+                self.fulltext,
+                lcma.lexical_saturation,
+                ready=partial(self.stores.require, "fulltext"),
+            ),
             scouts.ExactAliasScout(self.graph),
             scouts.TagsRecencyScout(self.catalog, lcma.recency_half_life_days),
             scouts.FreshnessScout(self.catalog, lcma.recency_half_life_days),
@@ -307,8 +325,9 @@ class LithosApp:
         """Verify and repair every index against the files, then start background work."""
         if not self._opened:
             self.open()
+        clear = self.config.index.rebuild_on_start
         self.last_reconcile = self.reconcile(
-            clear=self.config.index.rebuild_on_start, progress=progress
+            clear=clear, progress=progress, skip=self._refilled_while_serving(clear)
         )
         release_free_memory()  # verifying every file leaves freed buffers behind
         self.edges.purge_removed(timedelta(days=self.config.lcma.edges.removed_grace_days))
@@ -327,12 +346,31 @@ class LithosApp:
             self.watcher.start()
         return self.last_reconcile
 
-    def reconcile(self, clear: bool = False, progress: Progress | None = None) -> ReconcileReport:
+    def reconcile(
+        self,
+        clear: bool = False,
+        progress: Progress | None = None,
+        skip: frozenset[str] = frozenset(),
+    ) -> ReconcileReport:
         """Verify every index against the files and repair what differs; a derived store
-        found broken on the way is moved aside and rebuilt."""
-        report = self.stores.run(lambda: self.indexer.reconcile(clear=clear, progress=progress))
+        found broken on the way is moved aside and rebuilt. The stores in ``skip`` (being
+        rebuilt) are left to the repair worker, which refills them while Lithos serves."""
+        report = self.stores.run(
+            lambda: self.indexer.reconcile(clear=clear, progress=progress, skip=skip),
+            only=DERIVED - skip,
+        )
         log.info("index check: %s", report.as_dict())
         return report
+
+    def _refilled_while_serving(self, clear: bool) -> frozenset[str]:
+        """The stores found broken at opening that are refilled in the background once
+        Lithos serves: the full-text and vector stores. A broken catalog is rebuilt before
+        serving, because reads, lists, updates and every search filter depend on it
+        (docs/failure-modes.md)."""
+        rebuilding = self.stores.rebuilding()
+        if clear or "catalog" in rebuilding:
+            return frozenset()
+        return rebuilding & {"fulltext", "vectors"}
 
     def close(self) -> None:
         if not self._opened:
@@ -397,8 +435,16 @@ class LithosApp:
         return {name: status.as_dict() for name, status in states.items()}
 
     def health(self) -> dict[str, Any]:
+        """``status`` is ``ok`` when every store is ok and no index update is pending,
+        ``degraded`` while Lithos serves but repairs something by itself (a store
+        ``rebuilding``, updates pending), ``failed`` when a store is ``failed`` (it could not
+        be repaired yet: see its reason), ``starting`` before the stores are open."""
+        if not self._opened:
+            status: Health = "starting"
+        else:
+            status = overall_health(self.stores.statuses().values(), self.indexer.deferred())
         return {
-            "status": "ok" if self._opened else "starting",
+            "status": status,
             "stores": self.store_states() if self._opened else {},
             "components": {
                 "knowledge_dir": str(self.files.root) if self._opened else None,

@@ -88,6 +88,7 @@ def test_a_damaged_derived_store_is_rebuilt_at_start(data_dir: Path, store: str,
     app = make_app(data_dir, embedder=embedder)
     try:
         app.start(watch=False)
+        assert app.stores.wait_rebuilt(timeout=30)  # full-text and vectors: in the background
         assert_agrees_with_files(app)
         asyncio.run(assert_answers(app, ids))
         assert app.embedding.wait_idle(timeout=30)
@@ -135,6 +136,7 @@ def test_a_tantivy_panic_at_start_is_repaired(data_dir: Path):
     app = make_app(data_dir)
     try:
         app.start(watch=False)
+        assert app.stores.wait_rebuilt(timeout=30)
         assert_agrees_with_files(app)
         asyncio.run(assert_answers(app, ids))
     finally:

@@ -12,7 +12,7 @@ from fastmcp import Client
 
 from lithos.app import LithosApp
 from tests.damage import block_next_deletes
-from tests.support import call
+from tests.support import call, get_health
 
 pytestmark = pytest.mark.fault
 
@@ -103,7 +103,8 @@ async def test_health_and_stats_report_a_failed_store_with_its_reason(
     note = await call(client, "lithos_write", agent="a", title="Note", content="echo")
     block_next_deletes(data_dir / ".tantivy")
     await call(client, "lithos_write", agent="a", id=note["id"], content="foxtrot")
-    health = app.health()
+    code, health = await get_health(app)
+    assert code == 503 and health["status"] == "failed"  # a person should look
     fulltext = health["stores"]["fulltext"]
     assert fulltext["state"] == "failed" and "FileAlreadyExists" in fulltext["reason"]
     assert str(data_dir) not in str(health["stores"])
@@ -113,3 +114,24 @@ async def test_health_and_stats_report_a_failed_store_with_its_reason(
     app.repair.start()
     eventually(lambda: app.health()["stores"]["fulltext"]["state"] == "ok")
     eventually(lambda: in_step(app) and not app.indexer.deferred())
+    assert await get_health(app) == (200, app.health())
+    assert app.health()["status"] == "ok"
+
+
+async def test_health_is_degraded_but_200_while_an_index_update_waits_for_its_retry(
+    app: LithosApp, client: Client, monkeypatch
+):
+    assert await get_health(app) == (200, app.health())
+    assert app.health()["status"] == "ok"
+    assert app.repair is not None
+    app.repair.stop()  # hold the retry back
+    real = app.vectors.set_note
+    monkeypatch.setattr(app.vectors, "set_note", lambda *a, **k: (_ for _ in ()).throw(OSError()))
+    written = await call(client, "lithos_write", agent="a", title="Kept", content="golf")
+    assert written["indexing"] == "pending"
+    code, health = await get_health(app)
+    assert (code, health["status"]) == (200, "degraded")
+    assert {s["state"] for s in health["stores"].values()} == {"ok"}
+    monkeypatch.setattr(app.vectors, "set_note", real)
+    app.repair.start()
+    eventually(lambda: app.health()["status"] == "ok")

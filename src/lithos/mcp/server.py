@@ -63,8 +63,11 @@ def create_server(app: LithosApp) -> FastMCP:
 
     @server.custom_route("/health", methods=["GET"])
     async def health(request: Request) -> JSONResponse:
+        # degraded is 200: Lithos serves and repairs itself; a restart would only start the
+        # repair over. failed and starting are 503 (docs/failure-modes.md).
         body = app.health()
-        return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503)
+        healthy = body["status"] in ("ok", "degraded")
+        return JSONResponse(body, status_code=200 if healthy else 503)
 
     return server
 

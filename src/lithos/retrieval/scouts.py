@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Callable
 from datetime import datetime
 from typing import Protocol
 
@@ -74,10 +75,19 @@ def _describe_age(days: float) -> str:
 class VectorScout:
     name = "scout_vector"
 
-    def __init__(self, vectors: VectorStore, floor: float, ceiling: float) -> None:
-        self.vectors, self.floor, self.ceiling = vectors, floor, ceiling
+    def __init__(
+        self,
+        vectors: VectorStore,
+        floor: float,
+        ceiling: float,
+        ready: Callable[[], None] = lambda: None,
+    ) -> None:
+        """``ready`` raises while the vector store is being rebuilt (the scout then counts
+        as failed and the retrieval as degraded, rather than answering from some notes)."""
+        self.vectors, self.floor, self.ceiling, self.ready = vectors, floor, ceiling, ready
 
     def find(self, ctx: ScoutContext) -> list[ScoutHit]:
+        self.ready()
         eligible = ctx.eligibility
         note_filter = None if eligible.unrestricted else eligible.allows
         chunks = self.vectors.search(ctx.query_vector(), ctx.depth * 4, note_filter)
@@ -93,12 +103,19 @@ class VectorScout:
 class LexicalScout:
     name = "scout_lexical"
 
-    def __init__(self, fulltext: FullTextIndex, saturation: float) -> None:
-        self.fulltext, self.saturation = fulltext, saturation
+    def __init__(
+        self,
+        fulltext: FullTextIndex,
+        saturation: float,
+        ready: Callable[[], None] = lambda: None,
+    ) -> None:
+        """``ready`` raises while the full-text index is being rebuilt (see VectorScout)."""
+        self.fulltext, self.saturation, self.ready = fulltext, saturation, ready
 
     def find(self, ctx: ScoutContext) -> list[ScoutHit]:
         if not ctx.terms:
             return []
+        self.ready()
         eligible = ctx.eligibility
         # Every filter is applied inside the index: the allowed ids when a filter narrows the
         # knowledge base, else the (few) ids the caller's scope hides.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
@@ -301,8 +301,16 @@ class Indexer:
 
     # -- whole knowledge base -----------------------------------------------------------
 
-    def reconcile(self, clear: bool = False, progress: Progress | None = None) -> ReconcileReport:
-        """Verify every index against the files and repair what differs, nothing more."""
+    def reconcile(
+        self,
+        clear: bool = False,
+        progress: Progress | None = None,
+        skip: Collection[str] = (),
+    ) -> ReconcileReport:
+        """Verify every index against the files and repair what differs, nothing more.
+
+        ``skip`` names indexes (``fulltext``, ``vectors``) left alone, because they are
+        being refilled from the files by :meth:`refill`."""
         with self.lock:
             deferred = {**self.deferred(), **self.catalog.deferred()}
             report = ReconcileReport()
@@ -311,13 +319,13 @@ class Indexer:
                 self.fulltext.clear()
                 self.vectors.clear()
             else:
-                report.rederived = self._clear_rederived()
+                report.rederived = self._clear_rederived(skip)
             report.temp_files_removed = self.files.remove_temp_files()
             on_disk = list(self.files.scan())
             report.files = len(on_disk)
             catalog = {e.path: e for e in self.catalog.entries()}
-            fulltext = self.fulltext.fingerprints()
-            vectors = self.vectors.note_hashes()
+            fulltext = self.fulltext.fingerprints() if "fulltext" not in skip else None
+            vectors = self.vectors.note_hashes() if "vectors" not in skip else None
             seen_ids: set[str] = set()
             pending: list[_Repair] = []
             for done, info in enumerate(on_disk, 1):
@@ -336,13 +344,65 @@ class Indexer:
             self._repair(pending, report)
             self._remove_stale(seen_ids, fulltext, vectors, report)
             report.problems = self.catalog.problems()
-            self._settle(deferred)  # every index now agrees with the files
+            self._settle(deferred)  # every index now agrees with the files (or is refilled)
             for name, index in self._derived().items():
-                index.record_derivation(self.derivations()[name])
+                if name not in skip:
+                    index.record_derivation(self.derivations()[name])
             for listener in self._listeners:
                 listener.reset()
         self._notify()
         return report
+
+    def refill(self, stores: Collection[str], progress: Progress | None = None) -> None:
+        """Fill the emptied ``fulltext`` and/or ``vectors`` index from the files while Lithos
+        serves, :data:`BATCH` notes at a time.
+
+        The lock is held per batch only, so writes go on between batches: each file is read
+        under the lock, and a write or watcher update indexes its note itself under the same
+        lock, so whichever comes second carries the file's latest content (an upsert by id:
+        never two copies). A file gone by the time its batch runs is skipped; one created
+        after the scan was indexed by whoever created it. A file whose catalog entry is out
+        of date is brought up to date in every index."""
+        stores = frozenset(stores) & {"fulltext", "vectors"}
+        paths = [info.path for info in self.files.scan()]
+        for start in range(0, len(paths), BATCH):
+            with self.lock:
+                ticket = self._refill_batch(paths[start : start + BATCH], stores)
+            if ticket:
+                self.commit(ticket)
+            self._notify()
+            if progress:
+                progress(min(start + BATCH, len(paths)), len(paths))
+        with self.lock:
+            for name in stores:
+                self._derived()[name].record_derivation(self.derivations()[name])
+
+    def _refill_batch(self, paths: Sequence[str], stores: frozenset[str]) -> int:
+        records, docs = [], []
+        for path in paths:
+            info = self.files.stat(path)
+            text = self._read(info) if info is not None else None
+            if info is None or text is None:
+                continue
+            known = self.catalog.by_path(path)
+            item = self._load(path, text, info)
+            if item is None:
+                continue
+            stale = known is None or (known.id, known.content_hash) != (
+                item.note.id,
+                item.file_hash,
+            )
+            if stale:
+                records.append(self._record(item))
+            if stale or "fulltext" in stores:
+                docs.append(_fulltext_doc(item))
+            if stale or "vectors" in stores:
+                self.vectors.set_note(item.note.id, item.file_hash, self._chunks(item.note))
+        if records:
+            self.catalog.upsert(records)
+            for listener in self._listeners:
+                listener.noted(records)
+        return self.fulltext.stage_upsert(docs) if docs else 0
 
     def derivations(self) -> dict[str, dict[str, object]]:
         """How each derived index is made with the current code and settings."""
@@ -361,13 +421,15 @@ class Indexer:
     def _derived(self) -> dict[str, DerivedIndex]:
         return {"catalog": self.catalog, "fulltext": self.fulltext, "vectors": self.vectors}
 
-    def _clear_rederived(self) -> list[str]:
+    def _clear_rederived(self, skip: Collection[str] = ()) -> list[str]:
         """Empty each index whose recorded derivation differs from :meth:`derivations`, for
         the reconcile to fill again. An index that recorded nothing (made before derivations
         were recorded, or just created) is trusted and recorded as it is."""
         wanted = self.derivations()
         stale = []
         for name, index in self._derived().items():
+            if name in skip:
+                continue
             recorded = index.derivation()
             if recorded is not None and recorded != wanted[name]:
                 log.warning(
@@ -384,17 +446,18 @@ class Indexer:
         self,
         info: FileInfo,
         known: CatalogEntry | None,
-        fulltext: dict[str, tuple[str, str]],
-        vectors: dict[str, str],
+        fulltext: dict[str, tuple[str, str]] | None,
+        vectors: dict[str, str] | None,
         report: ReconcileReport,
     ) -> _Repair | None:
+        """What to repair for one file; ``fulltext`` or ``vectors`` None: leave that index."""
         text = self._read(info)
         if text is None:
             return None
         file_hash = content_hash(text)
         if known is not None and known.content_hash == file_hash:
-            ok_fulltext = fulltext.get(known.id) == (file_hash, info.path)
-            ok_vectors = vectors.get(known.id) == file_hash
+            ok_fulltext = fulltext is None or fulltext.get(known.id) == (file_hash, info.path)
+            ok_vectors = vectors is None or vectors.get(known.id) == file_hash
             if ok_fulltext and ok_vectors:
                 report.unchanged += 1
                 stub = Note(known.id, "", "", info.path, "", "", "")
@@ -406,8 +469,8 @@ class Indexer:
         return _Repair(
             item,
             catalog=known is None or known.content_hash != item.file_hash or known.id != note_id,
-            fulltext=fulltext.get(note_id) != (item.file_hash, info.path),
-            vectors=vectors.get(note_id) != item.file_hash,
+            fulltext=fulltext is not None and fulltext.get(note_id) != (item.file_hash, info.path),
+            vectors=vectors is not None and vectors.get(note_id) != item.file_hash,
         )
 
     def _repair(self, pending: list[_Repair], report: ReconcileReport) -> None:
@@ -428,17 +491,17 @@ class Indexer:
     def _remove_stale(
         self,
         live: set[str],
-        fulltext: dict[str, tuple[str, str]],
-        vectors: dict[str, str],
+        fulltext: dict[str, tuple[str, str]] | None,
+        vectors: dict[str, str] | None,
         report: ReconcileReport,
     ) -> None:
         stale_catalog = [e.id for e in self.catalog.entries() if e.id not in live]
         for note_id in stale_catalog:
             self.catalog.remove(note_id)
-        stale_fulltext = [i for i in fulltext if i not in live]
+        stale_fulltext = [i for i in fulltext or {} if i not in live]
         if stale_fulltext:
             self.fulltext.delete(stale_fulltext)
-        stale_vectors = [i for i in vectors if i not in live]
+        stale_vectors = [i for i in vectors or {} if i not in live]
         for note_id in stale_vectors:
             self.vectors.remove_note(note_id)
         report.removed = len(set(stale_catalog) | set(stale_fulltext) | set(stale_vectors))

@@ -18,10 +18,11 @@ from lithos.domain.filters import SearchFilter, clean_prefix
 from lithos.domain.fusion import convex, reciprocal_rank
 from lithos.domain.scope import Scope
 from lithos.domain.tags import filter_tags
-from lithos.errors import InvalidInput
+from lithos.errors import IndexUnavailable, InvalidInput
 from lithos.store.catalog import Catalog
 from lithos.store.fulltext import FullTextHit, FullTextIndex
-from lithos.store.vectors import VectorStore
+from lithos.store.lifecycle import StoreKeeper
+from lithos.store.vectors import RankedChunk, VectorStore
 
 Mode = Literal["fulltext", "semantic", "hybrid"]
 CANDIDATES = 100  # how deep each retriever goes before hybrid fusion
@@ -40,7 +41,9 @@ class SearchService:
         fusion: str = "convex",
         hybrid_alpha: float = 0.5,
         rrf_k: int = 60,
+        stores: StoreKeeper | None = None,
     ) -> None:
+        """``stores`` tells which indexes are being rebuilt (see :meth:`search`)."""
         self.catalog = catalog
         self.fulltext = fulltext
         self.vectors = vectors
@@ -52,6 +55,7 @@ class SearchService:
         self.rrf_k = rrf_k
         self._executor: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        self._stores = stores
 
     async def search(
         self,
@@ -68,22 +72,38 @@ class SearchService:
         ``threshold`` is the lowest semantic similarity kept: in semantic mode it defaults to
         ``search.semantic_threshold``; in hybrid mode it defaults to none and drops weaker
         semantic candidates before fusion. Raises InvalidInput for an empty query.
+
+        While an index is being rebuilt (it holds only some notes): a mode that needs only
+        that index raises :class:`~lithos.errors.IndexUnavailable` with its progress, and
+        hybrid answers from the other retriever alone, marked ``degraded`` with a warning.
         """
         if not query or not query.strip():
             raise InvalidInput("query must not be empty")
         search_filter = _cleaned(search_filter or SearchFilter())
         capped = max(1, min(limit, self.max_results))
+        missing: IndexUnavailable | None = None
         if mode == "fulltext":
+            self._require("fulltext")
             hits = await asyncio.to_thread(self.fulltext_hits, query, capped, search_filter)
         elif mode == "semantic":
+            self._require("vectors")
             hits = await asyncio.to_thread(
                 self.semantic_hits, query, capped, threshold, search_filter
             )
         else:
+            missing = self._missing_retriever()
             hits = await asyncio.to_thread(
-                self.hybrid_hits, query, capped, search_filter, threshold or 0.0
+                self.hybrid_hits,
+                query,
+                capped,
+                search_filter,
+                threshold or 0.0,
+                missing.details["index"] if missing else None,
             )
         result: dict[str, Any] = {"results": hits, "mode": mode}
+        if missing is not None:
+            result["degraded"] = True
+            result["warnings"] = [f"{missing.message}; these results are from the other one only"]
         if capped < limit:
             result["limit_capped_to"] = capped
         if mode != "fulltext":
@@ -166,22 +186,28 @@ class SearchService:
         limit: int,
         search_filter: SearchFilter | None = None,
         threshold: float = 0.0,
+        without: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Fusion of the full-text (query read as plain words) and semantic rankings.
+        """Fusion of the full-text (query read as plain words) and semantic rankings;
+        ``without`` (``fulltext`` or ``vectors``) leaves one retriever out.
 
         The two retrievers run at once: full-text on a search thread, the query embedding and
         the vector ranking here (ONNX Runtime, NumPy and Tantivy all release the GIL). Only
         the ``limit`` fused notes have rows read: chunk texts and catalog entries for the
         notes full-text did not return."""
-        text_future = self._pool().submit(
-            self._text_hits, query, CANDIDATES, search_filter, False, limit
-        )
+        text_future = None
+        if without != "fulltext":
+            text_future = self._pool().submit(
+                self._text_hits, query, CANDIDATES, search_filter, False, limit
+            )
+        semantic: list[RankedChunk] = []
         try:
-            note_filter = self._note_filter(search_filter or SearchFilter())
-            vector = self.embedder.embed([query])[0]
-            semantic = self.vectors.rank_notes(vector, CANDIDATES, note_filter, threshold)
+            if without != "vectors":
+                note_filter = self._note_filter(search_filter or SearchFilter())
+                vector = self.embedder.embed([query])[0]
+                semantic = self.vectors.rank_notes(vector, CANDIDATES, note_filter, threshold)
         finally:
-            text = text_future.result()
+            text = text_future.result() if text_future is not None else []
         text_ranking = [(h.id, h.score) for h in text]
         semantic_ranking = [(c.note_id, c.similarity) for c in semantic]
         if self.fusion == "rrf":
@@ -221,6 +247,23 @@ class SearchService:
                 }
             )
         return results
+
+    def _require(self, index: str) -> None:
+        if self._stores is not None:
+            self._stores.require(index)
+
+    def _missing_retriever(self) -> IndexUnavailable | None:
+        """Why one of hybrid's two indexes cannot answer, if one cannot; raises when
+        neither can."""
+        missing = []
+        for index in ("fulltext", "vectors"):
+            try:
+                self._require(index)
+            except IndexUnavailable as exc:
+                missing.append(exc)
+        if len(missing) == 2:
+            raise missing[0]
+        return missing[0] if missing else None
 
     def _pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:

@@ -16,37 +16,46 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, Protocol, TypedDict, TypeVar
 
-from lithos.errors import IndexLocked, StateCorrupt, StoreCorrupt
+from lithos.errors import IndexLocked, IndexUnavailable, StateCorrupt, StoreCorrupt
 from lithos.store.sqlite import Database, Migration
 
 log = logging.getLogger("lithos.stores")
 
 State = Literal["ok", "rebuilding", "failed"]
+Health = Literal["ok", "degraded", "failed", "starting"]
 S = TypeVar("S", bound="DerivedStore")
 T = TypeVar("T")
 OnCorrupt = Callable[[StoreCorrupt], None]
+
+
+class ProgressDict(TypedDict):
+    done: int
+    total: int
 
 
 class StoreStatusDict(TypedDict, total=False):
     state: State
     reason: str
     moved_to: str
+    progress: ProgressDict
 
 
 @dataclass(frozen=True)
 class StoreStatus:
     """One store's health. ``reason`` says why it is not ``ok``; ``moved_to`` names the
-    broken copy kept for diagnosis, relative to the data directory."""
+    broken copy kept for diagnosis, relative to the data directory; ``progress`` counts the
+    notes a rebuild has refilled so far, ``(done, total)``."""
 
     state: State = "ok"
     reason: str | None = None
     moved_to: str | None = None
+    progress: tuple[int, int] | None = None
 
     def as_dict(self) -> StoreStatusDict:
         body: StoreStatusDict = {"state": self.state}
@@ -54,6 +63,8 @@ class StoreStatus:
             body["reason"] = self.reason
         if self.moved_to:
             body["moved_to"] = self.moved_to
+        if self.progress is not None:
+            body["progress"] = {"done": self.progress[0], "total": self.progress[1]}
         return body
 
 
@@ -84,7 +95,8 @@ class StoreKeeper:
         self.data_dir = data_dir
         self._lock = lock or threading.RLock()
         self._entries: dict[str, _Entry] = {}
-        self._status_lock = threading.Lock()  # guards each entry's status and broken mark
+        # Guards each entry's status and broken mark; waiters for a rebuild wait on it.
+        self._status_lock = threading.Condition(threading.Lock())
         self.listener: Callable[[], None] | None = None  # told when a store is reported broken
 
     # -- opening ------------------------------------------------------------------------
@@ -158,17 +170,44 @@ class StoreKeeper:
                 healed.append(entry.name)
         return healed
 
-    def rebuilt(self) -> None:
-        """The caller has brought every ``rebuilding`` store in step with the files."""
+    def rebuilding(self) -> frozenset[str]:
+        """The stores moved aside and not yet refilled from the files."""
+        with self._status_lock:
+            return frozenset(
+                e.name for e in self._entries.values() if e.status.state == "rebuilding"
+            )
+
+    def progress(self, names: Collection[str], done: int, total: int) -> None:
+        """Record how far the rebuild of these ``rebuilding`` stores has come."""
+        with self._status_lock:
+            for name in names:
+                entry = self._entries[name]
+                if entry.status.state == "rebuilding":
+                    entry.status = replace(entry.status, progress=(done, total))
+
+    def rebuilt(self, only: Collection[str] | None = None) -> None:
+        """The caller has brought these ``rebuilding`` stores (default: every one) in step
+        with the files."""
         with self._status_lock:
             for entry in self._entries.values():
+                if only is not None and entry.name not in only:
+                    continue
                 if entry.status.state == "rebuilding" and entry.broken is None:
                     log.info("the %s index is rebuilt", entry.name)
                     entry.status = StoreStatus("ok", moved_to=entry.status.moved_to)
+            self._status_lock.notify_all()
 
-    def run(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` (which brings the stores in step with the files), repairing any
-        derived store it finds broken and running it again, until it succeeds."""
+    def wait_rebuilt(self, timeout: float) -> bool:
+        """Wait until no store is ``rebuilding`` or ``failed``; False after ``timeout``."""
+        with self._status_lock:
+            return self._status_lock.wait_for(
+                lambda: all(e.status.state == "ok" for e in self._entries.values()), timeout
+            )
+
+    def run(self, fn: Callable[[], T], only: Collection[str] | None = None) -> T:
+        """Run ``fn`` (which brings the stores named in ``only``, default every one, in step
+        with the files), repairing any derived store it finds broken and running it again,
+        until it succeeds. A store outside ``only`` that is ``rebuilding`` stays so."""
         for _ in range(len(self._entries) + 2):
             try:
                 result = fn()
@@ -179,10 +218,30 @@ class StoreKeeper:
                 self.heal()
                 continue
             if not self.broken():
-                self.rebuilt()
+                self.rebuilt(only)
                 return result
             self.heal()
         raise StoreCorrupt("the indexes keep breaking while they are rebuilt", self.data_dir)
+
+    def require(self, name: str) -> None:
+        """Raise :class:`IndexUnavailable` (with the state and progress) unless the store
+        ``name`` is ``ok``: a store being refilled holds only some notes, and answering
+        from it would pass a partial answer off as a whole one."""
+        with self._status_lock:
+            entry = self._entries.get(name)
+            status = entry.status if entry is not None else StoreStatus()
+        if status.state == "ok":
+            return
+        details = status.as_dict()
+        details.pop("moved_to", None)
+        done, total = status.progress or (0, 0)
+        progress = f" ({done} of {total} notes)" if status.progress else ""
+        raise IndexUnavailable(
+            f"the {name} index is {status.state}{progress}; it is refilled from the notes in "
+            "the background, try again shortly or use another search mode",
+            index=name,
+            **details,
+        )
 
     def statuses(self) -> dict[str, StoreStatus]:
         with self._status_lock:
@@ -210,6 +269,18 @@ class StoreKeeper:
         with self._status_lock:
             entry.broken = None
             entry.status = StoreStatus("rebuilding", reason, moved)
+            self._status_lock.notify_all()
+
+
+def overall_health(statuses: Iterable[StoreStatus], pending_updates: Collection[str]) -> Health:
+    """Lithos as a whole: ``failed`` if a store is failed, ``degraded`` if one is being
+    rebuilt or an index update is waiting to be retried, else ``ok``."""
+    states = {status.state for status in statuses}
+    if "failed" in states:
+        return "failed"
+    if "rebuilding" in states or pending_updates:
+        return "degraded"
+    return "ok"
 
 
 def _free_name(directory: Path) -> Path:

@@ -143,6 +143,8 @@ class SearchResult(TypedDict):
     mode: Literal["fulltext", "semantic", "hybrid"]
     pending_chunks: NotRequired[int]
     limit_capped_to: NotRequired[int]
+    degraded: NotRequired[bool]
+    warnings: NotRequired[list[str]]
 
 
 @with_config(OPEN)
@@ -295,10 +297,17 @@ class IndexCounts(TypedDict):
 
 
 @with_config(OPEN)
+class RebuildProgress(TypedDict):
+    done: int
+    total: int
+
+
+@with_config(OPEN)
 class StoreState(TypedDict):
     state: Literal["ok", "rebuilding", "failed"]
     reason: NotRequired[str]
     moved_to: NotRequired[str]
+    progress: NotRequired[RebuildProgress]
 
 
 @with_config(OPEN)
