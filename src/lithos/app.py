@@ -19,7 +19,7 @@ from lithos.config import LithosConfig
 from lithos.domain.edges import DecayCurve, DecayPolicy, EdgeRules
 from lithos.domain.embedding import Embedder
 from lithos.domain.memory import ConsolidationRules, SalienceDecay
-from lithos.domain.retrieval import LearningRules
+from lithos.domain.retrieval import GraphLearning, LearningRules
 from lithos.domain.timestamps import utc_now
 from lithos.errors import LithosError
 from lithos.retrieval import scouts
@@ -213,6 +213,8 @@ class LithosApp:
             self.coordination,
             self.stats_store,
             self.knowledge,
+            self.edges,
+            _graph_learning(cfg),
             clock=self.clock,
             on_complete=self._task_completed,
         )
@@ -519,4 +521,14 @@ def _learning_rules(cfg: LithosConfig) -> LearningRules:
         misleading_salience_penalty=lcma.misleading_salience_penalty,
         quarantine_after_misleading=lcma.quarantine_after_misleading,
         prior_bound=lcma.prior_bound,
+    )
+
+
+def _graph_learning(cfg: LithosConfig) -> GraphLearning:
+    lcma = cfg.lcma
+    return GraphLearning(
+        max_cited_notes=lcma.cited_edge_notes,
+        start_weight=lcma.cited_edge_weight,
+        step=lcma.cited_edge_step,
+        misleading_step=lcma.misleading_edge_penalty,
     )

@@ -252,6 +252,12 @@ class LcmaConfig(_Section):
     misleading_salience_penalty: float = Field(default=0.05, ge=0.0, le=1.0)
     quarantine_after_misleading: int = Field(default=3, ge=1)
     prior_bound: float = Field(default=0.5, ge=0.0, le=1.0)
+    # Feedback into the typed-edge graph: related_to edges among the first cited_edge_notes
+    # cited notes of a receipt (at most n(n-1)/2 edges per completion).
+    cited_edge_notes: int = Field(default=5, ge=0, le=20)
+    cited_edge_weight: float = Field(default=0.3, ge=0.0, le=1.0)
+    cited_edge_step: float = Field(default=0.03, ge=0.0, le=1.0)
+    misleading_edge_penalty: float = Field(default=0.05, ge=0.0, le=1.0)
 
     @model_validator(mode="after")
     def _bounds(self) -> LcmaConfig:

@@ -146,3 +146,124 @@ async def test_feedback_moves_the_ranking_for_the_same_kind_of_query(client: Cli
     top = after["results"][0]
     assert any(r.startswith("learned: cited 2 times") for r in top["reasons"])
     assert top["salience"] == pytest.approx(0.54)
+
+
+async def edges_between(client: Client, a: str, b: str) -> list[dict]:
+    listed = await call(client, "lithos_edge_list", type="related_to")
+    return [e for e in listed["edges"] if {e["from_id"], e["to_id"]} == {a, b}]
+
+
+async def cite(client: Client, query: str, cited: list[str], **args: object) -> dict:
+    t = await task(client)
+    await retrieve(client, query, task_id=t, agent_id="agent-1", **args)
+    done = await call(client, "lithos_task_complete", task_id=t, agent="agent-1", cited_nodes=cited)
+    return done["feedback"]
+
+
+async def test_cited_notes_are_joined_by_a_reinforced_rule_edge(client: Client):
+    a = await write(client, "Glacier retreat", "glacier ice melt rates")
+    b = await write(client, "Glacier lakes", "glacier ice lakes form")
+    first = await cite(client, "glacier ice", [a, b])
+    [edge] = await edges_between(client, a, b)
+    assert first["edges_reinforced"] == [edge["edge_id"]] and first["edges_weakened"] == 0
+    assert edge["provenance"] == "rule" and edge["actor"] == "agent-1"
+    assert edge["weight"] == pytest.approx(0.3) and edge["namespace"] == "default"
+    assert any(first["receipt_id"] in e for e in edge["evidence"])
+    await cite(client, "glacier ice", [a, b])
+    [again] = await edges_between(client, a, b)
+    assert again["edge_id"] == edge["edge_id"] and again["weight"] == pytest.approx(0.33, abs=1e-3)
+    # The learned edge is now a graph signal: it shows up among the note's related notes.
+    related = await call(client, "lithos_related", id=a)
+    assert b in [n["id"] for n in related["edges"]], related
+
+
+async def test_a_rule_reinforcement_keeps_an_agents_edge_its_provenance(client: Client):
+    a = await write(client, "Tide tables", "tide height times")
+    b = await write(client, "Tide pools", "tide pool life")
+    low, high = sorted([a, b])
+    await call(
+        client,
+        "lithos_edge_upsert",
+        from_id=low,
+        to_id=high,
+        type="related_to",
+        agent="curator",
+        weight=0.6,
+    )
+    await cite(client, "tide", [a, b])
+    [edge] = await edges_between(client, a, b)
+    assert edge["provenance"] == "agent" and edge["actor"] == "curator"
+    assert edge["weight"] == pytest.approx(0.63, abs=1e-3)
+
+
+async def test_only_pairs_among_the_first_cited_notes_become_edges(client: Client):
+    notes = [await write(client, f"Lichen {i}", f"lichen growth on rock {i}") for i in range(7)]
+    feedback = await cite(client, "lichen growth rock", notes)
+    assert len(feedback["cited"]) == 7
+    # The first five cited notes in the receipt's rank order: 5 * 4 / 2 pairs.
+    assert len(feedback["edges_reinforced"]) == 10
+    listed = await call(client, "lithos_edge_list", type="related_to")
+    touched = {n for e in listed["edges"] for n in (e["from_id"], e["to_id"])}
+    assert touched == set(feedback["cited"][:5])
+
+
+async def test_misleading_notes_weaken_the_edges_that_pulled_them_in(client: Client):
+    good = await write(client, "Owl pellets", "owl pellet bones")
+    bad = await write(client, "Owl myth", "owl pellet folklore")
+    person = await write(client, "Owl guide", "owl pellet guide")
+    await call(
+        client,
+        "lithos_edge_upsert",
+        from_id=good,
+        to_id=bad,
+        type="supports",
+        agent="x",
+        weight=0.5,
+    )
+    await call(
+        client,
+        "lithos_edge_upsert",
+        from_id=person,
+        to_id=bad,
+        type="contradicts",
+        agent="x",
+        weight=0.5,
+    )
+    t = await task(client)
+    got = await retrieve(client, "owl pellet", task_id=t, agent_id="agent-1")
+    assert {good, bad, person} <= {r["id"] for r in got["results"]}
+    done = await call(
+        client, "lithos_task_complete", task_id=t, agent="agent-1", misleading_nodes=[bad]
+    )
+    assert done["feedback"]["edges_weakened"] == 1
+    listed = (await call(client, "lithos_edge_list", to_id=bad))["edges"]
+    weights = {e["type"]: e["weight"] for e in listed}
+    assert weights["supports"] == pytest.approx(0.45, abs=1e-3)
+    assert weights["contradicts"] == pytest.approx(0.5, abs=1e-3)  # a contradiction stays
+
+
+async def test_node_stats_lists_coactivation_partners_the_caller_may_see(client: Client):
+    a = await write(client, "Moss A", "moss spores damp")
+    b = await write(client, "Moss B", "moss spores shade")
+    c = await write(client, "Moss C", "moss spores rock")
+    secret = await write(client, "Moss secret", "moss spores private", access_scope="agent_private")
+    await cite(
+        client,
+        "moss spores",
+        [a, b],
+    )
+    await cite(client, "moss spores", [a, b])
+    await retrieve(client, "moss spores", agent_id="a")
+    stats = await call(client, "lithos_node_stats", node_id=a)
+    partners = {p["note_id"]: p for p in stats["coactivation"]}
+    assert partners[b]["co_cited"] == 2 and partners[b]["co_retrieved"] == 3
+    assert partners[b]["title"] == "Moss B"
+    assert partners[c]["co_cited"] == 0 and partners[c]["co_retrieved"] == 3
+    assert stats["coactivation"][0]["note_id"] == b  # most co-cited first
+    assert secret not in partners
+    mine = await call(client, "lithos_node_stats", node_id=a, agent_id="a")
+    assert secret in {p["note_id"] for p in mine["coactivation"]}
+    # The private note's own statistics are hidden from everyone but its author.
+    assert (await call(client, "lithos_node_stats", node_id=secret))["code"] == "doc_not_found"
+    own = await call(client, "lithos_node_stats", node_id=secret, agent_id="a")
+    assert own["retrieval_count"] == 1

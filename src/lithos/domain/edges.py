@@ -65,8 +65,9 @@ class Edge:
 class EdgeUpsert:
     """Create the edge ``(from_id, to_id, type, namespace)`` or use it again.
 
-    With ``weight`` the edge is set to that weight; without it a new edge starts at the
-    default weight and an existing one is reinforced from its current (decayed) weight.
+    With ``weight`` the edge is set to that weight; without it a new edge starts at
+    ``start_weight`` (default: the rules' initial weight) and an existing one is reinforced
+    from its current (decayed) weight by ``step`` (default: the rules' reinforce step).
     ``evidence`` is added to what the edge already holds.
     """
 
@@ -78,6 +79,8 @@ class EdgeUpsert:
     actor: str | None = None
     weight: float | None = None
     evidence: tuple[str, ...] = ()
+    start_weight: float | None = None
+    step: float | None = None
 
     @property
     def key(self) -> tuple[str, str, str, str]:

@@ -4,6 +4,7 @@ receipt records and what feedback teaches. Pure values and rules, no I/O.
 
 from __future__ import annotations
 
+import itertools
 import re
 import secrets
 from collections.abc import Iterable
@@ -216,8 +217,20 @@ class ReceiptQuery:
 
 
 @dataclass(frozen=True)
+class CoactivationPartner:
+    """A note returned alongside another: in how many of the same receipts
+    (``co_retrieved``) and how often both were cited for the same task (``co_cited``)."""
+
+    note_id: str
+    title: str
+    co_retrieved: int
+    co_cited: int
+
+
+@dataclass(frozen=True)
 class NodeStats:
-    """What retrieval has learned about one note."""
+    """What retrieval has learned about one note. ``coactivation`` (filled by
+    ``lithos_node_stats`` only) lists the notes most often returned or cited with it."""
 
     node_id: str
     salience: float
@@ -228,6 +241,7 @@ class NodeStats:
     last_retrieved_at: str | None = None
     last_used_at: str | None = None
     query_class_priors: dict[str, float] = field(default_factory=dict)
+    coactivation: tuple[CoactivationPartner, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -294,3 +308,33 @@ class LearningRules:
     misleading_salience_penalty: float = 0.05
     quarantine_after_misleading: int = 3
     prior_bound: float = 0.5
+
+
+@dataclass(frozen=True)
+class GraphLearning:
+    """How feedback moves the typed-edge graph (LCMA-DESIGN 5.6). Cited notes are joined by
+    ``related_to`` edges (provenance ``rule``): a new edge starts at ``start_weight``, an
+    existing one gains ``step`` from its current weight. Only pairs among the first
+    ``max_cited_notes`` cited notes (in the receipt's rank order) count, so one completion
+    writes at most ``max_cited_notes * (max_cited_notes - 1) / 2`` edges. Edges between a
+    misleading note and the receipt's other notes lose ``misleading_step`` (edges people
+    wrote and contradiction edges are left alone)."""
+
+    max_cited_notes: int = 5
+    start_weight: float = 0.3
+    step: float = 0.03
+    misleading_step: float = 0.05
+
+
+def cited_pairs(feedback: Feedback, max_notes: int) -> list[tuple[str, str]]:
+    """Pairs of the first ``max_notes`` cited notes, each pair's ids in sorted order (one
+    ``related_to`` edge per pair, whichever note was cited first)."""
+    top = feedback.cited[:max_notes]
+    return [(a, b) if a < b else (b, a) for a, b in itertools.combinations(top, 2)]
+
+
+def misleading_context(feedback: Feedback) -> list[tuple[str, tuple[str, ...]]]:
+    """Each misleading note with the receipt's other notes: the edges between them may have
+    pulled it in."""
+    returned = (*feedback.cited, *feedback.ignored, *feedback.misleading)
+    return [(bad, tuple(n for n in returned if n != bad)) for bad in feedback.misleading]

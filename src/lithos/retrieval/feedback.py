@@ -6,21 +6,25 @@ receipt returned count; the rest of its notes were ignored. Cited notes gain sal
 are recorded as cited together (the co-activation the coactivation scout reads); ignored and
 misleading notes lose first on the receipt's query class; repeatedly misleading notes are
 quarantined through the knowledge service, which writes ``status: quarantined`` into the
-note's frontmatter as an explicit, agent-caused change.
+note's frontmatter as an explicit, agent-caused change. The graph learns too: ``related_to``
+edges between cited notes are reinforced and edges that pulled a misleading note in weaken
+(``.lithos/edges.db``, one transaction after the statistics' one).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from lithos.domain.metadata import MetadataChange
-from lithos.domain.retrieval import Receipt, split_feedback
+from lithos.domain.retrieval import GraphLearning, Receipt, split_feedback
 from lithos.domain.timestamps import format_timestamp, utc_now
 from lithos.errors import DocNotFound, ReceiptNotFound
 from lithos.services.coordination import CoordinationService
+from lithos.services.edges import EdgeService
 from lithos.services.knowledge import KnowledgeService, WriteRequest
 from lithos.store.stats import StatsStore
 
@@ -38,6 +42,8 @@ class FeedbackOutcome:
     misleading: tuple[str, ...]
     quarantined: tuple[str, ...]
     applied: bool
+    edges_reinforced: tuple[str, ...] = ()
+    edges_weakened: int = 0
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,8 @@ class TaskCompletion:
         coordination: CoordinationService,
         stats: StatsStore,
         knowledge: KnowledgeService,
+        edges: EdgeService,
+        graph_rules: GraphLearning,
         clock: Callable[[], datetime] = utc_now,
         on_complete: Callable[[str], None] | None = None,
     ) -> None:
@@ -60,6 +68,8 @@ class TaskCompletion:
         self.coordination = coordination
         self.stats = stats
         self.knowledge = knowledge
+        self.edges = edges
+        self.graph_rules = graph_rules
         self.clock = clock
         self.on_complete = on_complete
 
@@ -92,6 +102,12 @@ class TaskCompletion:
         )
         quarantine = await self.stats.apply(feedback, format_timestamp(self.clock()))
         quarantined = [] if quarantine is None else await self._quarantine(quarantine, agent)
+        reinforced: tuple[str, ...] = ()
+        weakened = 0
+        if quarantine is not None:  # first application of this receipt's feedback
+            learned = await asyncio.to_thread(self.edges.learn, feedback, self.graph_rules)
+            reinforced = tuple(e.edge_id for e in learned.reinforced)
+            weakened = learned.weakened
         self._completed(task_id)
         return Completion(
             success=True,
@@ -102,6 +118,8 @@ class TaskCompletion:
                 misleading=feedback.misleading,
                 quarantined=tuple(quarantined),
                 applied=quarantine is not None,
+                edges_reinforced=reinforced,
+                edges_weakened=weakened,
             ),
         )
 

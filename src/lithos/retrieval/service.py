@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 
@@ -22,6 +22,7 @@ from lithos.domain.embedding import Embedder
 from lithos.domain.filters import SearchFilter, clean_prefix
 from lithos.domain.retrieval import (
     Candidate,
+    CoactivationPartner,
     ConflictEdge,
     NodeStats,
     Receipt,
@@ -34,7 +35,7 @@ from lithos.domain.retrieval import (
     classify_query,
     new_receipt_id,
 )
-from lithos.domain.scope import Scope
+from lithos.domain.scope import Scope, is_visible
 from lithos.domain.timestamps import format_timestamp, utc_now
 from lithos.errors import DocNotFound, InvalidInput, LcmaDisabled, LithosError, ReceiptNotFound
 from lithos.retrieval import rank
@@ -48,6 +49,9 @@ from lithos.store.stats import StatsStore
 from lithos.store.vectors import VectorStore
 
 log = logging.getLogger("lithos.retrieval")
+# lithos_node_stats: the partners shown, counted over the note's latest receipts.
+PARTNERS = 10
+PARTNER_WINDOW = 1000
 
 
 @dataclass(frozen=True)
@@ -137,15 +141,30 @@ class RetrievalService:
     async def receipts(self, query: ReceiptQuery) -> list[Receipt]:
         return await self.stats.receipts(query)
 
-    async def node_stats(self, node_id: str) -> NodeStats:
-        """What has been learned about a note; defaults for a note never retrieved. Raises
-        ``DocNotFound`` for an id that is neither a note nor in the statistics."""
-        found = await asyncio.to_thread(self.stats.node_stats, [node_id])
-        if node_id in found:
-            return found[node_id]
-        if await asyncio.to_thread(self.catalog.get, node_id) is None:
+    async def node_stats(self, node_id: str, scope: Scope | None = None) -> NodeStats:
+        """What has been learned about a note, with its co-activation partners that ``scope``
+        may see; defaults for a note never retrieved. Raises ``DocNotFound`` for an id that
+        is neither a note nor in the statistics, or a note ``scope`` may not see."""
+        return await asyncio.to_thread(self._node_stats, node_id, scope or Scope())
+
+    def _node_stats(self, node_id: str, scope: Scope) -> NodeStats:
+        entry = self.catalog.get(node_id)
+        if entry is not None and entry.status != "quarantined" and not is_visible(entry, scope):
             raise DocNotFound(f"no note with id {node_id}")
-        return NodeStats(node_id, salience=self.settings.weights.default_salience)
+        found = self.stats.node_stats([node_id]).get(node_id)
+        if found is None:
+            if entry is None:
+                raise DocNotFound(f"no note with id {node_id}")
+            found = NodeStats(node_id, salience=self.settings.weights.default_salience)
+        hidden = self.catalog.hidden_ids(scope)
+        rows = self.stats.partners(node_id, PARTNER_WINDOW, PARTNERS + len(hidden))
+        entries = self.catalog.get_many([r[0] for r in rows if r[0] not in hidden])
+        partners = tuple(
+            CoactivationPartner(note, entries[note].title, retrieved, cited)
+            for note, retrieved, cited in rows
+            if note in entries
+        )[:PARTNERS]
+        return replace(found, coactivation=partners)
 
     # -- the pipeline ---------------------------------------------------------------------------
 

@@ -15,8 +15,9 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from lithos.domain.edges import EDGE_TYPES, Edge, EdgeFilter, EdgeUpsert
+from lithos.domain.edges import DEFAULT_NAMESPACE, EDGE_TYPES, Edge, EdgeFilter, EdgeUpsert
 from lithos.domain.notes import require_valid_id
+from lithos.domain.retrieval import Feedback, GraphLearning, cited_pairs, misleading_context
 from lithos.domain.scope import Scope
 from lithos.domain.timestamps import utc_now
 from lithos.errors import DocNotFound, EdgeNotFound, InvalidInput
@@ -27,6 +28,14 @@ from lithos.store.edges import EdgeStore
 Clock = Callable[[], datetime]
 PURGE_BATCH = 10_000
 log = logging.getLogger("lithos.edges")
+
+
+@dataclass(frozen=True)
+class LearnedEdges:
+    """What one completion's feedback did to the graph."""
+
+    reinforced: tuple[Edge, ...]
+    weakened: int
 
 
 @dataclass(frozen=True)
@@ -139,6 +148,36 @@ class EdgeService:
                 strength[pair] = max(strength.get(pair, 0.0), self.link_strength)
         pairs = list(itertools.combinations(ids, 2))
         return sum(strength.get(frozenset(p), 0.0) for p in pairs) / len(pairs)
+
+    def learn(self, feedback: Feedback, rules: GraphLearning) -> LearnedEdges:
+        """Reinforce ``related_to`` edges between the cited notes and weaken the edges that
+        may have pulled a misleading note in (see :class:`GraphLearning`), in one
+        transaction. A pair's edge lives in the notes' namespace when they share one, else in
+        the default namespace; notes deleted since the retrieval are left out."""
+        pairs = cited_pairs(feedback, rules.max_cited_notes)
+        entries = self.catalog.get_many(list({n for pair in pairs for n in pair}))
+        evidence = f"cited together for task {feedback.task_id} ({feedback.receipt_id})"
+        reinforce = []
+        for a, b in pairs:
+            if a not in entries or b not in entries:
+                continue
+            ns_a, ns_b = entries[a].namespace, entries[b].namespace
+            reinforce.append(
+                EdgeUpsert(
+                    from_id=a,
+                    to_id=b,
+                    type="related_to",
+                    namespace=ns_a if ns_a == ns_b else DEFAULT_NAMESPACE,
+                    provenance="rule",
+                    actor=feedback.agent_id,
+                    evidence=(evidence,),
+                    start_weight=rules.start_weight,
+                    step=rules.step,
+                )
+            )
+        weaken = misleading_context(feedback)
+        edges, weakened = self.store.learn(reinforce, weaken, rules.misleading_step, self.clock())
+        return LearnedEdges(tuple(edges), weakened)
 
     def mark_used(self, edge_ids: Sequence[str]) -> int:
         """Edges retrieval actually followed: their decay starts again from now."""

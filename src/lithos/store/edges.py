@@ -5,7 +5,8 @@
 :class:`EdgeStore` is the interface the services use; :class:`SqliteEdgeStore` is its SQLite
 implementation. Every method is one transaction. Writes never read first and then write: an
 upsert is one ``INSERT ... ON CONFLICT DO UPDATE`` whose reinforcement is computed from the row's
-own decayed weight, so two agents reinforcing the same edge at once both count.
+own decayed weight, so two agents reinforcing the same edge at once both count. A ``rule``
+upsert (feedback reinforcing an edge) never relabels an existing edge's provenance or actor.
 
 Edges of a deleted note are marked (``removed_at``) rather than dropped, so a note that comes
 back under the same id (a file renamed in two steps) keeps what was learned about it; marked
@@ -140,9 +141,11 @@ _UPSERT = f"""
         WHEN edges.removed_at IS NOT NULL THEN :initial
         WHEN :explicit IS NOT NULL THEN :explicit
         ELSE min(1.0, {_CURRENT} + :step) END,
-      provenance = CASE WHEN edges.provenance = 'human' AND edges.removed_at IS NULL
-                        THEN 'human' ELSE excluded.provenance END,
-      actor = excluded.actor,
+      provenance = CASE WHEN edges.removed_at IS NULL AND (edges.provenance = 'human'
+                             OR excluded.provenance = 'rule')
+                        THEN edges.provenance ELSE excluded.provenance END,
+      actor = CASE WHEN edges.removed_at IS NULL AND excluded.provenance = 'rule'
+                   THEN edges.actor ELSE excluded.actor END,
       evidence = {_EVIDENCE_MERGE},
       conflict_state = CASE WHEN edges.removed_at IS NOT NULL THEN excluded.conflict_state
                             ELSE coalesce(edges.conflict_state, excluded.conflict_state) END,
@@ -193,6 +196,19 @@ class EdgeStore(Protocol):
 
     def mark_used(self, edge_ids: Sequence[str], now: datetime) -> int:
         """Start the decay clock again from ``now`` at the edges' current weights."""
+        ...
+
+    def learn(
+        self,
+        reinforce: Sequence[EdgeUpsert],
+        weaken: Sequence[tuple[str, Sequence[str]]],
+        step: float,
+        now: datetime,
+    ) -> tuple[list[Edge], int]:
+        """One transaction of feedback: upsert ``reinforce``; for each ``(note, others)`` of
+        ``weaken`` lower by ``step`` every edge between ``note`` and one of ``others`` that
+        neither a person made (``human``) nor records a contradiction. Returns the reinforced
+        edges and how many were weakened."""
         ...
 
     def remove_note(self, note_id: str, now: datetime) -> int:
@@ -358,6 +374,38 @@ class SqliteEdgeStore:
             f" WHERE edge_id IN ({ids}) AND removed_at IS NULL"
         )
         return self._db.call(lambda conn: conn.execute(sql, params).rowcount)
+
+    def learn(
+        self,
+        reinforce: Sequence[EdgeUpsert],
+        weaken: Sequence[tuple[str, Sequence[str]]],
+        step: float,
+        now: datetime,
+    ) -> tuple[list[Edge], int]:
+        stamp = format_timestamp(now)
+
+        def work(conn: sqlite3.Connection) -> tuple[list[Edge], int]:
+            edges = [
+                _edge(conn.execute(_UPSERT, self._params(r, stamp)).fetchone()) for r in reinforce
+            ]
+            weakened = 0
+            for note_id, others in weaken:
+                if not others:
+                    continue
+                params: dict[str, Any] = {"note": note_id, "now": stamp, "step": step}
+                ids = _placeholders("id", others, params)
+                weakened += conn.execute(
+                    f"UPDATE edges SET weight = max(0.0, {_CURRENT} - :step),"
+                    " last_used_at = :now, updated_at = :now"
+                    " WHERE removed_at IS NULL AND provenance != 'human'"
+                    " AND type != 'contradicts'"
+                    f" AND ((from_id = :note AND to_id IN ({ids}))"
+                    f" OR (to_id = :note AND from_id IN ({ids})))",
+                    params,
+                ).rowcount
+            return edges, weakened
+
+        return self._db.call(work)
 
     def remove_note(self, note_id: str, now: datetime) -> int:
         def work(conn: sqlite3.Connection) -> int:
@@ -604,7 +652,12 @@ class SqliteEdgeStore:
 
     def _params(self, request: EdgeUpsert, stamp: str) -> dict[str, Any]:
         evidence = list(dict.fromkeys(e for e in request.evidence if e))[-MAX_EVIDENCE:]
-        initial = self._rules.initial_weight if request.weight is None else request.weight
+        initial = request.weight
+        if initial is None:
+            initial = request.start_weight
+        if initial is None:
+            initial = self._rules.initial_weight
+        step = self._rules.reinforce_step if request.step is None else request.step
         return {
             "edge_id": f"edge-{uuid.uuid4().hex}",
             "from_id": request.from_id,
@@ -618,7 +671,7 @@ class SqliteEdgeStore:
             "evidence": json.dumps(evidence),
             "conflict_state": "unreviewed" if request.type == "contradicts" else None,
             "now": stamp,
-            "step": self._rules.reinforce_step,
+            "step": step,
         }
 
 

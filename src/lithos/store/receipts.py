@@ -131,6 +131,26 @@ def cited_together(
     return list(best.values())[:limit]
 
 
+def partners(
+    conn: sqlite3.Connection, node_id: str, window: int, limit: int
+) -> list[tuple[str, int, int]]:
+    """``(note, co_retrieved, co_cited)``: the notes returned in the same receipts as
+    ``node_id`` among its latest ``window`` receipts, most often co-cited, then most often
+    co-retrieved, first. Read from the receipts' rows (one per returned note), so recording
+    co-activation costs no row per pair."""
+    rows = conn.execute(
+        "WITH mine AS (SELECT receipt_id, outcome FROM receipt_nodes WHERE node_id = ?"
+        " ORDER BY rowid DESC LIMIT ?)"
+        " SELECT b.node_id, COUNT(*) AS co_retrieved,"
+        " SUM(mine.outcome = 'cited' AND b.outcome = 'cited') AS co_cited"
+        " FROM mine JOIN receipt_nodes b ON b.receipt_id = mine.receipt_id"
+        " WHERE b.node_id != ? GROUP BY b.node_id"
+        " ORDER BY co_cited DESC, co_retrieved DESC, b.node_id LIMIT ?",
+        (node_id, window, node_id, limit),
+    ).fetchall()
+    return [(r[0], int(r[1]), int(r[2] or 0)) for r in rows]
+
+
 def _body(receipt: Receipt) -> dict[str, object]:
     return {
         "arguments": receipt.arguments,

@@ -161,6 +161,9 @@ class StatsStore:
         )
         return [WorkingMemoryItem(r[0], r[1], r[2]) for r in rows]
 
+    def partners(self, node_id: str, window: int, limit: int) -> list[tuple[str, int, int]]:
+        return self.db.call(lambda conn: receipts.partners(conn, node_id, window, limit))
+
     def cited_together(self, seeds: Sequence[str], limit: int) -> list[tuple[str, str, int]]:
         return self.db.call(lambda conn: receipts.cited_together(conn, seeds, limit))
 

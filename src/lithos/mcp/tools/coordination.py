@@ -130,7 +130,9 @@ def register(server: FastMCP, app: LithosApp) -> None:
         that helped / misled (omit both for no feedback); they count against `receipt_id`
         (which must be this task's) or else your latest lithos_retrieve receipt for this
         task; its other notes count as ignored, ids it did not return are dropped. Returns
-        {success, feedback?: {receipt_id, cited, ignored, misleading, quarantined, applied}}.
+        {success, feedback?: {receipt_id, cited, ignored, misleading, quarantined, applied,
+        edges_reinforced, edges_weakened}}: cited notes are joined by reinforced related_to
+        edges, edges that pulled a misleading note in weaken.
         Errors: task_not_found, task_not_open, receipt_not_found (the task stays open)."""
         done = await app.feedback.complete(
             task_id, agent, outcome, cited_nodes, misleading_nodes, receipt_id
@@ -145,6 +147,8 @@ def register(server: FastMCP, app: LithosApp) -> None:
                 misleading=list(f.misleading),
                 quarantined=list(f.quarantined),
                 applied=f.applied,
+                edges_reinforced=list(f.edges_reinforced),
+                edges_weakened=f.edges_weakened,
             )
         return result
 

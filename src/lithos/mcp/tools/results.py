@@ -330,6 +330,8 @@ class FeedbackResult(TypedDict):
     misleading: list[str]
     quarantined: list[str]
     applied: bool
+    edges_reinforced: list[str]
+    edges_weakened: int
 
 
 class Completed(TypedDict):

@@ -18,7 +18,17 @@ from lithos.domain.retrieval import (
     RetrievalQuery,
     RetrievedNote,
 )
-from lithos.mcp.tools.types import READ_ONLY, AgentId, IsoTime, NoteId, TagList, tool_hints
+from lithos.mcp.tools.types import (
+    READ_ONLY,
+    AgentId,
+    CallerAgent,
+    CallerTask,
+    IsoTime,
+    NoteId,
+    TagList,
+    caller_scope,
+    tool_hints,
+)
 
 if TYPE_CHECKING:
     from lithos.app import LithosApp
@@ -138,8 +148,13 @@ def register(server: FastMCP, app: LithosApp) -> None:
     @server.tool(annotations=READ_ONLY)
     async def lithos_node_stats(
         node_id: Annotated[NoteId, Field(description="Note id")],
+        agent_id: CallerAgent = None,
+        task_id: CallerTask = None,
     ) -> NodeStats:
         """What retrieval has learned about a note: salience (0-1), how often it was
         retrieved, cited, ignored and marked misleading, when it was last retrieved and
-        used, and its prior per query class. Errors: doc_not_found."""
-        return await app.retrieval.node_stats(require_valid_id(node_id))
+        used, its prior per query class, and `coactivation`: the notes most often cited
+        (`co_cited`) and returned (`co_retrieved`) together with it over its latest 1,000
+        retrievals. Errors: doc_not_found (also for a note the caller may not see)."""
+        scope = caller_scope(agent_id, task_id)
+        return await app.retrieval.node_stats(require_valid_id(node_id), scope)
