@@ -1,4 +1,5 @@
-"""Retrieval quality on BEIR SciFact: nDCG@10, Recall@10/100 and MRR@10 per search mode.
+"""Retrieval quality on BEIR SciFact (nDCG@10, Recall@10/100, MRR@10 per search mode) and on
+LongMemEval-S (session recall_any@5, recall_all@5, nDCG@10 per question type; bench/longmemeval.py).
 
 The 5,183 abstracts are dropped into a fresh knowledge directory as Markdown files and indexed
 by Lithos itself (start-up reconcile plus the embedding worker); vectors come from the shared
@@ -6,8 +7,9 @@ cache (bench/cache.py) when they were computed before. Every mode is one row of
 ``RETRIEVERS``, so a new retrieval mode (lithos_retrieve, ...) is one more entry. Fusion rules
 (bench/fusion.py) are tuned on the train queries only and reported on the test queries.
 
-    .venv/bin/python bench/eval.py            # full run, writes bench/out/eval.json
-    .venv/bin/python bench/eval.py --quick --out /tmp/x   # ~300 abstracts, CI smoke run
+    .venv/bin/python bench/eval.py            # full run: bench/out/eval.json, longmemeval.json
+    .venv/bin/python bench/eval.py --only longmemeval     # one of the two data sets
+    .venv/bin/python bench/eval.py --quick --out /tmp/x   # ~300 abstracts, 6 questions: CI smoke
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fastmcp import Client
 
-from bench import cache, fusion, machine, retrieve_eval, scifact
+from bench import cache, fusion, longmemeval, machine, retrieve_eval, scifact
 from bench.machine import log
 from bench.metrics import evaluate
 from lithos.app import LithosApp
@@ -54,10 +57,13 @@ PUBLISHED = {
 }
 
 
-def open_indexed(data: scifact.SciFact, root: Path, use_cache: bool) -> tuple[LithosApp, dict]:
-    """Lithos over the abstracts, fully indexed and embedded; returns the app and timings."""
+def open_indexed(
+    write: Callable[[Path], object], root: Path, use_cache: bool
+) -> tuple[LithosApp, dict]:
+    """Lithos over the notes ``write`` puts into a knowledge directory, fully indexed and
+    embedded; returns the app and timings."""
     data_dir = root / "data"
-    scifact.write_notes(data, data_dir / "knowledge")
+    write(data_dir / "knowledge")
     seeded = cache.seed(data_dir) if use_cache else 0
     overrides = {
         "server.watch_files": False,
@@ -68,7 +74,8 @@ def open_indexed(data: scifact.SciFact, root: Path, use_cache: bool) -> tuple[Li
     started = time.perf_counter()
     app.start(watch=False)
     indexed = time.perf_counter() - started
-    log(f"indexed {len(data.corpus)} abstracts in {indexed:.1f} s; {seeded} cached vectors")
+    notes = app.catalog.count()
+    log(f"indexed {notes} notes in {indexed:.1f} s; {seeded} cached vectors")
     while not app.embedding.wait_idle(30):
         counts = app.vectors.counts()
         log(f"embedding: {counts.embedded_chunks}/{counts.chunks} chunks")
@@ -79,6 +86,7 @@ def open_indexed(data: scifact.SciFact, root: Path, use_cache: bool) -> tuple[Li
         cache.save(data_dir)
     counts = app.vectors.counts()
     timings = {
+        "notes": notes,
         "index_s": round(indexed, 2),
         "embed_s": round(embedded, 2),
         "chunks": counts.chunks,
@@ -147,21 +155,16 @@ async def mcp_agreement(app: LithosApp, queries: dict[str, str], limit: int = 10
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="~300 abstracts, 20 queries/split")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
-    parser.add_argument("--no-cache", action="store_true", help="embed everything afresh")
-    parser.add_argument("--mcp-queries", type=int, default=30)
-    args = parser.parse_args(argv)
-
+def run_scifact(args: argparse.Namespace) -> None:
     data = scifact.load()
+    mcp_queries = args.mcp_queries
     if args.quick:
         data = scifact.subset(data, docs=300, queries_per_split=20)
-        args.mcp_queries = min(args.mcp_queries, 5)
+        mcp_queries = min(mcp_queries, 5)
     with tempfile.TemporaryDirectory(prefix="lithos-eval-") as tmp:
         ids = {note: doc for note, doc in ((scifact.note_id(d), d) for d in data.corpus)}
-        app, build = open_indexed(data, Path(tmp), use_cache=not args.no_cache)
+        write = partial(scifact.write_notes, data)
+        app, build = open_indexed(write, Path(tmp), use_cache=not args.no_cache)
         try:
             rankings, latency, quality = {}, {}, {}
             searches = [name for name in RETRIEVERS if name != "retrieve"]
@@ -182,9 +185,7 @@ def main(argv: list[str] | None = None) -> int:
                 quality[split] = {
                     m: score(r, data.qrels[split]) for m, r in rankings[split].items()
                 }
-            test_queries = {
-                q: data.queries[q] for q in list(data.qrels["test"])[: args.mcp_queries]
-            }
+            test_queries = {q: data.queries[q] for q in list(data.qrels["test"])[:mcp_queries]}
             agreement = asyncio.run(mcp_agreement(app, test_queries))
             # Last: feedback changes what retrieve has learned.
             before = {split: quality[split]["retrieve"] for split in ("train", "test")}
@@ -193,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             app.close()
     result: dict[str, Any] = {
         "quick": args.quick,
+        "load_average": machine.load_average(),
         "corpus_docs": len(data.corpus),
         "queries": {split: len(table) for split, table in data.qrels.items()},
         "build": build,
@@ -213,6 +215,60 @@ def main(argv: list[str] | None = None) -> int:
     print(f"retrieve learning: {learning}")
     print(f"MCP tool agreement: {agreement}")
     print(f"wrote {path}")
+
+
+def run_longmemeval(args: argparse.Namespace) -> None:
+    questions = longmemeval.load()
+    if args.quick:
+        questions = longmemeval.subset(questions, per_type=1, distractors=2)
+    rows = longmemeval.ROWS + [longmemeval.parse_row(text) for text in args.lme_row]
+    with tempfile.TemporaryDirectory(prefix="lithos-lme-") as tmp:
+        sessions: dict[str, str] = {}
+
+        def write(knowledge: Path) -> None:
+            sessions.update(longmemeval.write_notes(questions, knowledge))
+
+        app, build = open_indexed(write, Path(tmp), use_cache=not args.no_cache)
+        try:
+            rows_out = longmemeval.run(app, questions, sessions, rows)
+        finally:
+            app.close()
+    result: dict[str, Any] = {
+        "quick": args.quick,
+        "load_average": machine.load_average(),
+        "questions": len(questions),
+        "sessions": len(sessions),
+        "build": build,
+        "rows": rows_out,
+    }
+    name = "longmemeval-quick" if args.quick else "longmemeval"
+    path = machine.write_result(args.out, name, result)
+    for row, values in rows_out.items():
+        overall = values["scores"]["overall"]
+        print(f"longmemeval {row:10s} " + "  ".join(f"{k} {v:.4f}" for k, v in overall.items()))
+    print(f"wrote {path}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small slices of both data sets")
+    parser.add_argument("--only", choices=("scifact", "longmemeval"), help="one data set")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
+    parser.add_argument("--no-cache", action="store_true", help="embed everything afresh")
+    parser.add_argument("--mcp-queries", type=int, default=30)
+    parser.add_argument(
+        "--lme-row",
+        action="append",
+        default=[],
+        metavar="NAME=RETRIEVER[:JSON]",
+        help="extra LongMemEval row: a retriever with lcma overrides, e.g. "
+        """'nommr=retrieve:{"mmr_lambda": 1}'""",
+    )
+    args = parser.parse_args(argv)
+    if args.only != "longmemeval":
+        run_scifact(args)
+    if args.only != "scifact":
+        run_longmemeval(args)
     return 0
 
 

@@ -28,6 +28,12 @@ def describe() -> dict[str, Any]:
     }
 
 
+def load_average() -> tuple[float, float, float]:
+    """The 1, 5 and 15 minute load averages (``uptime``): other work on the machine."""
+    one, five, fifteen = os.getloadavg()
+    return (round(one, 2), round(five, 2), round(fifteen, 2))
+
+
 def write_result(out: Path, name: str, result: dict[str, Any]) -> Path:
     """Write ``result`` (with machine info) as ``out/name.json`` and return the path."""
     out.mkdir(parents=True, exist_ok=True)

@@ -29,6 +29,16 @@ def recall_at_k(ranking: Sequence[str], relevant: Mapping[str, int], k: int) -> 
     return len(wanted.intersection(ranking[:k])) / len(wanted)
 
 
+def recall_any_at_k(ranking: Sequence[str], relevant: Mapping[str, int], k: int) -> float:
+    """1 when any relevant document is in the first ``k``, else 0 (LongMemEval's recall_any)."""
+    return float(any(relevant.get(doc, 0) > 0 for doc in ranking[:k]))
+
+
+def recall_all_at_k(ranking: Sequence[str], relevant: Mapping[str, int], k: int) -> float:
+    """1 when every relevant document is in the first ``k``, else 0 (recall_all)."""
+    return float(recall_at_k(ranking, relevant, k) == 1.0)
+
+
 def mrr_at_k(ranking: Sequence[str], relevant: Mapping[str, int], k: int) -> float:
     """Reciprocal rank of the first relevant document within the first ``k`` (else 0)."""
     for rank, doc in enumerate(ranking[:k], 1):

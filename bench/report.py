@@ -25,6 +25,7 @@ from lithos.config import SearchConfig
 HERE = Path(__file__).resolve().parent
 SECTION_TITLES = {
     "eval": "## Retrieval quality: BEIR SciFact",
+    "longmemeval": "## Retrieval quality: LongMemEval-S (development set)",
     "perf": "## Performance: PowerShell docs + tldr pages",
     "load": "## Server cost per call: wrk over streamable HTTP",
 }
@@ -237,6 +238,46 @@ def retrieve_section(result: dict[str, Any]) -> list[str]:
         for when in ("before", "after"):
             rows.append([split, when, *[learning[when][split][m] for m in metrics]])
     lines += table(["queries", "feedback", *metrics], rows)
+    return lines
+
+
+def longmemeval_section(result: dict[str, Any]) -> list[str]:
+    """Session retrieval per question type, one table per metric, one column per row."""
+    lines = [SECTION_TITLES["longmemeval"], ""]
+    lines += machine_section(result["machine"])
+    build = result["build"]
+    load = result.get("load_average")
+    lines += [
+        f"- {result['questions']} questions, {result['sessions']} session notes "
+        f"({build['chunks']} chunks), one folder per question; every search is scoped to its "
+        f"question's haystack with path_prefix (bench/longmemeval.py); indexed in "
+        f"{build['index_s']} s, embedded in {build['embed_s']} s "
+        f"({build['vectors_from_cache']} vectors from the cache)"
+        + (f"; load average {load[0]}, {load[1]}, {load[2]}" if load else ""),
+        "",
+    ]
+    rows = result["rows"]
+    names = list(rows)
+    kinds = list(next(iter(rows.values()))["scores"])
+    for metric in ("recall_any@5", "recall_all@5", "ndcg@10"):
+        lines += [f"Session {metric}:", ""]
+        lines += table(
+            ["question type", *names],
+            [[kind, *[rows[n]["scores"][kind][metric] for n in names]] for kind in kinds],
+        )
+    lines += table(
+        ["row", "retriever", "lcma overrides", "mean ms/question", "median results"],
+        [
+            [
+                n,
+                r["retriever"],
+                json.dumps(r["lcma"]) if r["lcma"] else "",
+                r["mean_ms"],
+                r["returned_median"],
+            ]
+            for n, r in rows.items()
+        ],
+    )
     return lines
 
 
@@ -498,6 +539,7 @@ def main(argv: list[str] | None = None) -> int:
     found = False
     for name, section, plot in (
         ("eval", eval_section, plot_quality),
+        ("longmemeval", longmemeval_section, None),
         ("perf", perf_section, plot_latency),
         ("load", load_section, None),
     ):

@@ -6,7 +6,14 @@ import math
 
 import pytest
 
-from bench.metrics import evaluate, mrr_at_k, ndcg_at_k, recall_at_k
+from bench.metrics import (
+    evaluate,
+    mrr_at_k,
+    ndcg_at_k,
+    recall_all_at_k,
+    recall_any_at_k,
+    recall_at_k,
+)
 
 
 def test_ndcg_is_one_for_an_ideal_ranking():
@@ -51,3 +58,11 @@ def test_evaluate_averages_over_queries_and_scores_missing_rankings_zero():
 def test_evaluate_rejects_qrels_without_relevant_documents():
     with pytest.raises(ValueError):
         evaluate({}, {"q": {"a": 0}})
+
+
+def test_recall_any_and_all_at_k():
+    relevant = {"a": 1, "b": 1}
+    assert recall_any_at_k(["x", "a", "y"], relevant, 2) == 1.0
+    assert recall_any_at_k(["x", "y", "a"], relevant, 2) == 0.0
+    assert recall_all_at_k(["a", "x", "b"], relevant, 3) == 1.0
+    assert recall_all_at_k(["a", "x", "b"], relevant, 2) == 0.0

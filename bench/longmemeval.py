@@ -1,0 +1,281 @@
+"""LongMemEval-S (development set, 60 questions): session retrieval from chat memory.
+
+The protocol of ``../shared/data/longmemeval/README.md``: one note per chat session (title:
+the session's date; content: its turns as ``user: ...`` / ``assistant: ...`` lines), one folder
+per question holding that question's haystack, and every search scoped to the question's
+folder with ``path_prefix``. Scored at session level: recall_any@5 (some answer session in the
+top 5), recall_all@5 (all of them) and nDCG@10 with binary relevance, per ``question_type``
+and overall. The session id is kept out of the note (ids like ``answer_...`` would give the
+answer away); notes get ids derived from (question, session).
+
+Rows: every entry of :data:`ROWS` is one ranked list per question. A row may carry ``lcma``
+overrides (``lcma.*`` settings) under which retrieve runs for that row only, so a feature can
+be measured with and without itself::
+
+    ROWS.append(Row("retrieve+analogy", "retrieve", {"scout_weights": {...}}))
+
+or from the command line: ``bench/eval.py --lme-row 'retrieve-nommr=retrieve:{"mmr_lambda": 1}'``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bench.machine import log
+from bench.metrics import ndcg_at_k, recall_all_at_k, recall_any_at_k
+from lithos.app import LithosApp
+from lithos.domain.filters import SearchFilter
+from lithos.domain.retrieval import RetrievalQuery
+
+ROOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "longmemeval"
+if not ROOT.exists():
+    ROOT = Path("/work/shared/data/longmemeval")
+FILE = "longmemeval_s_dev60.json.gz"
+_NAMESPACE = uuid.UUID("0b7e3f4c-2a61-4d8e-93c5-6a0e1f5d9b27")
+DEPTH = 50  # a haystack holds about 48 sessions: every ranking is (nearly) complete
+METRICS = ("recall_any@5", "recall_all@5", "ndcg@10")
+
+
+@dataclass(frozen=True)
+class Session:
+    session_id: str
+    date: str  # as the data set writes it: "2023/05/20 (Sat) 02:21"
+    text: str
+
+
+@dataclass(frozen=True)
+class Question:
+    question_id: str
+    question_type: str
+    question: str
+    question_date: str
+    answer_session_ids: tuple[str, ...]
+    sessions: tuple[Session, ...]
+
+    @property
+    def folder(self) -> str:
+        return f"lme/{self.question_id}"
+
+
+def load(root: Path = ROOT) -> list[Question]:
+    with gzip.open(root / FILE, "rt", encoding="utf-8") as handle:
+        items = json.load(handle)
+    questions = []
+    for item in items:
+        sessions = tuple(
+            Session(sid, date, "\n".join(f"{t['role']}: {t['content']}" for t in turns))
+            for sid, date, turns in zip(
+                item["haystack_session_ids"],
+                item["haystack_dates"],
+                item["haystack_sessions"],
+                strict=True,
+            )
+        )
+        questions.append(
+            Question(
+                question_id=item["question_id"],
+                question_type=item["question_type"],
+                question=item["question"],
+                question_date=item["question_date"],
+                answer_session_ids=tuple(item["answer_session_ids"]),
+                sessions=sessions,
+            )
+        )
+    return questions
+
+
+def subset(questions: list[Question], per_type: int, distractors: int) -> list[Question]:
+    """A small slice for quick runs: the first ``per_type`` questions of each type, each with
+    its answer sessions and the first ``distractors`` other sessions of its haystack."""
+    taken: dict[str, int] = defaultdict(int)
+    out = []
+    for q in questions:
+        if taken[q.question_type] >= per_type:
+            continue
+        taken[q.question_type] += 1
+        answers = set(q.answer_session_ids)
+        others = [s for s in q.sessions if s.session_id not in answers][:distractors]
+        kept = tuple(s for s in q.sessions if s.session_id in answers or s in others)
+        out.append(
+            Question(
+                q.question_id,
+                q.question_type,
+                q.question,
+                q.question_date,
+                q.answer_session_ids,
+                kept,
+            )
+        )
+    return out
+
+
+def note_id(question: Question, session: Session) -> str:
+    return str(uuid.uuid5(_NAMESPACE, f"{question.question_id}:{session.session_id}"))
+
+
+def _timestamp(date: str) -> str:
+    """``2023/05/20 (Sat) 02:21`` as ISO 8601 UTC."""
+    parsed = datetime.strptime(date.split(" (")[0] + " " + date.split(") ")[-1], "%Y/%m/%d %H:%M")
+    return parsed.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def write_notes(questions: Sequence[Question], knowledge: Path) -> dict[str, str]:
+    """One file per (question, session) under the question's folder; returns ``note id ->
+    session id``. The note's dates are the session's, as a memory written then would have."""
+    ids: dict[str, str] = {}
+    for q in questions:
+        folder = knowledge / q.folder
+        folder.mkdir(parents=True, exist_ok=True)
+        for i, s in enumerate(q.sessions):
+            nid = note_id(q, s)
+            ids[nid] = s.session_id
+            stamp = _timestamp(s.date)
+            meta = {
+                "id": nid,
+                "title": f"Chat on {s.date}",
+                "author": "longmemeval",
+                "created_at": stamp,
+                "updated_at": stamp,
+            }
+            front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
+            text = f"---\n{front}---\n\n{s.text}\n"
+            (folder / f"s{i:02d}.md").write_text(text, encoding="utf-8")
+    return ids
+
+
+# -- retrievers: (app, query, folder, depth) -> note ids, best first ---------------------------
+
+Retriever = Callable[[LithosApp, str, str, int], list[str]]
+
+
+def _scoped(folder: str) -> SearchFilter:
+    return SearchFilter(path_prefix=folder + "/")
+
+
+def _retrieve(app: LithosApp, query: str, folder: str, depth: int) -> list[str]:
+    limit = min(depth, 100)
+    request = RetrievalQuery(query, limit=limit, path_prefix=folder + "/")
+    return [r.id for r in asyncio.run(app.retrieval.retrieve(request)).results]
+
+
+RETRIEVERS: dict[str, Retriever] = {
+    "fulltext": lambda app, q, folder, n: [
+        h["id"] for h in app.search.fulltext_hits(q, n, _scoped(folder), syntax=False)
+    ],
+    "semantic": lambda app, q, folder, n: [
+        h["id"]
+        for h in app.search.semantic_hits(q, n, threshold=0.0, search_filter=_scoped(folder))
+    ],
+    "hybrid": lambda app, q, folder, n: [
+        h["id"] for h in app.search.hybrid_hits(q, n, _scoped(folder))
+    ],
+    "retrieve": _retrieve,
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: ``retriever`` (a key of :data:`RETRIEVERS`) run with the
+    ``lcma`` settings overridden by ``lcma`` (nested dicts such as ``scout_weights`` merge)."""
+
+    name: str
+    retriever: str
+    lcma: Mapping[str, Any] = field(default_factory=dict)
+
+
+ROWS: list[Row] = [Row(name, name) for name in RETRIEVERS]
+
+
+def parse_row(text: str) -> Row:
+    """``name=retriever:{json lcma overrides}`` (the JSON part optional)."""
+    name, _, rest = text.partition("=")
+    retriever, _, overrides = rest.partition(":")
+    if not name or retriever not in RETRIEVERS:
+        raise ValueError(
+            f"--lme-row {text!r}: want name=retriever[:{{json}}], retriever in {sorted(RETRIEVERS)}"
+        )
+    return Row(name, retriever, json.loads(overrides) if overrides else {})
+
+
+def score(
+    rankings: Mapping[str, Sequence[str]],
+    questions: Sequence[Question],
+    sessions: Mapping[str, str],
+) -> dict[str, dict[str, float]]:
+    """Mean of each metric per question type and ``overall`` (rankings hold note ids)."""
+    per_type: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for q in questions:
+        ranked = [sessions[n] for n in rankings.get(q.question_id, ()) if n in sessions]
+        relevant = dict.fromkeys(q.answer_session_ids, 1)
+        values = {
+            "recall_any@5": recall_any_at_k(ranked, relevant, 5),
+            "recall_all@5": recall_all_at_k(ranked, relevant, 5),
+            "ndcg@10": ndcg_at_k(ranked, relevant, 10),
+        }
+        per_type[q.question_type].append(values)
+        per_type["overall"].append(values)
+    return {
+        kind: {m: round(sum(v[m] for v in rows) / len(rows), 4) for m in METRICS}
+        for kind, rows in sorted(per_type.items(), key=lambda kv: (kv[0] == "overall", kv[0]))
+    }
+
+
+def with_lcma(app: LithosApp, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Apply ``overrides`` to ``app.config.lcma`` (a dict value merges into a dict setting)
+    and rebuild retrieval; returns the settings as they were, for :func:`restore_lcma`."""
+    lcma = app.config.lcma
+    saved = {key: getattr(lcma, key) for key in overrides}
+    for key, value in overrides.items():
+        current = getattr(lcma, key)
+        setattr(lcma, key, {**current, **value} if isinstance(current, dict) else value)
+    app.retrieval = app.build_retrieval()
+    return saved
+
+
+def restore_lcma(app: LithosApp, saved: Mapping[str, Any]) -> None:
+    for key, value in saved.items():
+        setattr(app.config.lcma, key, value)
+    app.retrieval = app.build_retrieval()
+
+
+def run(
+    app: LithosApp,
+    questions: Sequence[Question],
+    sessions: Mapping[str, str],
+    rows: Sequence[Row],
+) -> dict[str, Any]:
+    """Every row's scores, mean latency and median result count."""
+    results: dict[str, Any] = {}
+    for row in rows:
+        saved = with_lcma(app, row.lcma) if row.lcma else {}
+        try:
+            retriever = RETRIEVERS[row.retriever]
+            rankings: dict[str, list[str]] = {}
+            started = time.perf_counter()
+            for q in questions:
+                rankings[q.question_id] = retriever(app, q.question, q.folder, DEPTH)
+            elapsed = time.perf_counter() - started
+        finally:
+            if saved:
+                restore_lcma(app, saved)
+        results[row.name] = {
+            "retriever": row.retriever,
+            "lcma": dict(row.lcma),
+            "scores": score(rankings, questions, sessions),
+            "mean_ms": round(1000 * elapsed / max(1, len(questions)), 2),
+            "returned_median": sorted(len(r) for r in rankings.values())[len(rankings) // 2],
+        }
+        log(f"longmemeval {row.name}: {results[row.name]['scores']['overall']}")
+    return results
