@@ -1,4 +1,4 @@
-"""The ``lithos`` command: serve, stats, search, reindex, validate, doctor."""
+"""The ``lithos`` command: serve, stats, search, reindex, validate, doctor, adopt, audit."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 
 from lithos import __version__
 from lithos.app import LithosApp
+from lithos.cli import audit
 from lithos.cli.doctor import render, run_checks
 from lithos.cli.logs import LOG_FORMAT, file_log
 from lithos.cli.progress import ProgressBar
@@ -29,7 +30,7 @@ log = logging.getLogger("lithos.cli")
 
 # Commands that read an existing knowledge base: a data directory that does not exist is a
 # mistyped path, not a request to start an empty one (only `serve` creates one).
-NEEDS_EXISTING_DATA = frozenset({"stats", "search", "reindex", "validate", "adopt"})
+NEEDS_EXISTING_DATA = frozenset({"stats", "search", "reindex", "validate", "adopt", "audit"})
 EXIT_PROBLEMS = 1
 EXIT_ERROR = 2
 
@@ -104,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     adopt.add_argument(
         "path", nargs="?", help="a note file or folder inside knowledge/ (default: every file)"
     )
+    audit.add_parser(commands, shared)
     return parser
 
 
@@ -127,6 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "validate": _validate,
             "doctor": _doctor,
             "adopt": _adopt,
+            "audit": audit.run,
         }[args.command]
         return handler(config, args)
     except LithosError as exc:

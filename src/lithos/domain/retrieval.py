@@ -170,13 +170,15 @@ class Retrieval:
 
 @dataclass(frozen=True)
 class ReceiptNode:
-    """A note a retrieval returned, with why."""
+    """A note a retrieval returned, with why; ``outcome`` is what the task's feedback said of
+    it (``cited``, ``ignored``, ``misleading``), ``None`` before any feedback."""
 
     id: str
     rank: int
     score: float
     reasons: tuple[str, ...]
     scouts: tuple[str, ...]
+    outcome: Outcome | None = None
 
 
 @dataclass(frozen=True)

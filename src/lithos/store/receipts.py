@@ -65,7 +65,7 @@ def insert(conn: sqlite3.Connection, receipt: Receipt) -> None:
 
 def get(conn: sqlite3.Connection, receipt_id: str) -> Receipt | None:
     row = conn.execute("SELECT * FROM receipts WHERE id = ?", (receipt_id,)).fetchone()
-    return None if row is None else _receipt(row)
+    return None if row is None else _with_outcomes(conn, [row])[0]
 
 
 def latest(conn: sqlite3.Connection, task_id: str, agent_id: str) -> Receipt | None:
@@ -75,7 +75,7 @@ def latest(conn: sqlite3.Connection, task_id: str, agent_id: str) -> Receipt | N
         " ORDER BY created_at DESC, rowid DESC LIMIT 1",
         (task_id, agent_id),
     ).fetchone()
-    return None if row is None else _receipt(row)
+    return None if row is None else _with_outcomes(conn, [row])[0]
 
 
 def query(conn: sqlite3.Connection, q: ReceiptQuery) -> list[Receipt]:
@@ -97,7 +97,7 @@ def query(conn: sqlite3.Connection, q: ReceiptQuery) -> list[Receipt]:
     where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
     sql = f"SELECT r.* FROM receipts r {where} ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?"
     rows = conn.execute(sql, [*params, q.limit]).fetchall()
-    return [_receipt(row) for row in rows]
+    return _with_outcomes(conn, rows)
 
 
 def set_outcomes(
@@ -173,7 +173,23 @@ def _body(receipt: Receipt) -> dict[str, object]:
     }
 
 
-def _receipt(row: sqlite3.Row) -> Receipt:
+def _with_outcomes(conn: sqlite3.Connection, rows: Sequence[sqlite3.Row]) -> list[Receipt]:
+    """The receipts of ``rows``, each node with the outcome its task's feedback gave it."""
+    outcomes: dict[tuple[str, str], Outcome] = {}
+    ids = [row["id"] for row in rows]
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for receipt_id, node_id, outcome in conn.execute(
+            "SELECT receipt_id, node_id, outcome FROM receipt_nodes"
+            f" WHERE receipt_id IN ({marks}) AND outcome IS NOT NULL",
+            part,
+        ):
+            outcomes[(receipt_id, node_id)] = outcome
+    return [_receipt(row, outcomes) for row in rows]
+
+
+def _receipt(row: sqlite3.Row, outcomes: dict[tuple[str, str], Outcome]) -> Receipt:
     body = json.loads(row["body"])
     return Receipt(
         id=row["id"],
@@ -195,6 +211,7 @@ def _receipt(row: sqlite3.Row) -> Receipt:
                 score=n["score"],
                 reasons=tuple(n["reasons"]),
                 scouts=tuple(n["scouts"]),
+                outcome=outcomes.get((row["id"], n["id"])),
             )
             for n in body["final_nodes"]
         ),
