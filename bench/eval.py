@@ -229,10 +229,12 @@ def run_longmemeval(args: argparse.Namespace) -> None:
             sessions.update(longmemeval.write_notes(questions, knowledge))
 
         app, build = open_indexed(write, Path(tmp), use_cache=not args.no_cache)
+        ranked: dict[str, dict[str, longmemeval.Scored]] = {}
         try:
-            rows_out = longmemeval.run(app, questions, sessions, rows)
+            rows_out = longmemeval.run(app, questions, sessions, rows, ranked)
         finally:
             app.close()
+    tuning = longmemeval.tune(ranked, questions, sessions)
     result: dict[str, Any] = {
         "quick": args.quick,
         "load_average": machine.load_average(),
@@ -240,12 +242,14 @@ def run_longmemeval(args: argparse.Namespace) -> None:
         "sessions": len(sessions),
         "build": build,
         "rows": rows_out,
+        "retrieve_tuning": tuning,
     }
     name = "longmemeval-quick" if args.quick else "longmemeval"
     path = machine.write_result(args.out, name, result)
     for row, values in rows_out.items():
         overall = values["scores"]["overall"]
         print(f"longmemeval {row:10s} " + "  ".join(f"{k} {v:.4f}" for k, v in overall.items()))
+    print(f"longmemeval retrieve calibration, 2-fold: {tuning}")
     print(f"wrote {path}")
 
 

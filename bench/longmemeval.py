@@ -155,31 +155,32 @@ def write_notes(questions: Sequence[Question], knowledge: Path) -> dict[str, str
     return ids
 
 
-# -- retrievers: (app, query, folder, depth) -> note ids, best first ---------------------------
+# -- retrievers: (app, query, folder, depth) -> (note id, score), best first ---------------------
 
-Retriever = Callable[[LithosApp, str, str, int], list[str]]
+Scored = list[tuple[str, float]]
+Retriever = Callable[[LithosApp, str, str, int], Scored]
 
 
 def _scoped(folder: str) -> SearchFilter:
     return SearchFilter(path_prefix=folder + "/")
 
 
-def _retrieve(app: LithosApp, query: str, folder: str, depth: int) -> list[str]:
+def _retrieve(app: LithosApp, query: str, folder: str, depth: int) -> Scored:
     limit = min(depth, 100)
     request = RetrievalQuery(query, limit=limit, path_prefix=folder + "/")
-    return [r.id for r in asyncio.run(app.retrieval.retrieve(request)).results]
+    return [(r.id, r.score) for r in asyncio.run(app.retrieval.retrieve(request)).results]
 
 
 RETRIEVERS: dict[str, Retriever] = {
     "fulltext": lambda app, q, folder, n: [
-        h["id"] for h in app.search.fulltext_hits(q, n, _scoped(folder), syntax=False)
+        (h["id"], h["score"]) for h in app.search.fulltext_hits(q, n, _scoped(folder), syntax=False)
     ],
     "semantic": lambda app, q, folder, n: [
-        h["id"]
+        (h["id"], h["similarity"])
         for h in app.search.semantic_hits(q, n, threshold=0.0, search_filter=_scoped(folder))
     ],
     "hybrid": lambda app, q, folder, n: [
-        h["id"] for h in app.search.hybrid_hits(q, n, _scoped(folder))
+        (h["id"], h["score"]) for h in app.search.hybrid_hits(q, n, _scoped(folder))
     ],
     "retrieve": _retrieve,
 }
@@ -255,21 +256,26 @@ def run(
     questions: Sequence[Question],
     sessions: Mapping[str, str],
     rows: Sequence[Row],
+    ranked: dict[str, dict[str, Scored]] | None = None,
 ) -> dict[str, Any]:
-    """Every row's scores, mean latency and median result count."""
+    """Every row's scores, mean latency and median result count; each row's scored rankings
+    go into ``ranked`` (row name -> question id -> ranking) when it is given."""
     results: dict[str, Any] = {}
     for row in rows:
         saved = with_lcma(app, row.lcma) if row.lcma else {}
         try:
             retriever = RETRIEVERS[row.retriever]
-            rankings: dict[str, list[str]] = {}
+            scored: dict[str, Scored] = {}
             started = time.perf_counter()
             for q in questions:
-                rankings[q.question_id] = retriever(app, q.question, q.folder, DEPTH)
+                scored[q.question_id] = retriever(app, q.question, q.folder, DEPTH)
             elapsed = time.perf_counter() - started
         finally:
             if saved:
                 restore_lcma(app, saved)
+        if ranked is not None:
+            ranked[row.name] = scored
+        rankings = {q: [note for note, _ in hits] for q, hits in scored.items()}
         results[row.name] = {
             "retriever": row.retriever,
             "lcma": dict(row.lcma),
@@ -279,3 +285,59 @@ def run(
         }
         log(f"longmemeval {row.name}: {results[row.name]['scores']['overall']}")
     return results
+
+
+def folds(questions: Sequence[Question]) -> tuple[list[Question], list[Question]]:
+    """Two halves with every question type split evenly (alternating within each type)."""
+    seen: dict[str, int] = defaultdict(int)
+    halves: tuple[list[Question], list[Question]] = ([], [])
+    for q in questions:
+        halves[seen[q.question_type] % 2].append(q)
+        seen[q.question_type] += 1
+    return halves
+
+
+def tune(
+    ranked: Mapping[str, Mapping[str, Scored]],
+    questions: Sequence[Question],
+    sessions: Mapping[str, str],
+) -> dict[str, Any]:
+    """retrieve's calibration grid (bench/retrieve_eval.py) re-scored on these questions'
+    full-text and semantic candidates, honestly: chosen on one half of the questions and
+    scored on the other, both ways (2-fold), plus the best on all 60 (in-sample, optimistic).
+    """
+    from bench.retrieve_eval import GRID, merge
+
+    def ndcg(config: tuple[float, float, float, float], subset: Sequence[Question]) -> float:
+        merged = {
+            q.question_id: merge(
+                ranked["fulltext"][q.question_id], ranked["semantic"][q.question_id], *config
+            )
+            for q in subset
+        }
+        return score(merged, subset, sessions)["overall"]["ndcg@10"]
+
+    def best(subset: Sequence[Question]) -> tuple[float, float, float, float]:
+        return max(GRID, key=lambda config: (ndcg(config, subset), -GRID.index(config)))
+
+    keys = ("vector_floor", "vector_ceiling", "lexical_saturation", "vector_share")
+    a, b = folds(questions)
+    cross = []
+    for chosen_on, held_out in ((a, b), (b, a)) if a and b else ():
+        config = best(chosen_on)
+        cross.append(
+            {
+                **dict(zip(keys, config, strict=True)),
+                "chosen_on": round(ndcg(config, chosen_on), 4),
+                "held_out": round(ndcg(config, held_out), 4),
+            }
+        )
+    everywhere = best(questions)
+    return {
+        "two_fold": cross,
+        "held_out_mean": round(sum(c["held_out"] for c in cross) / 2, 4) if cross else None,
+        "best_on_all": {
+            **dict(zip(keys, everywhere, strict=True)),
+            "ndcg@10": round(ndcg(everywhere, questions), 4),
+        },
+    }

@@ -29,9 +29,18 @@ def ranking(app: LithosApp, query: str, depth: int, **args: Any) -> Scored:
     return [(r.id, r.score) for r in result.results]
 
 
-def _merge(
+# vector_floor, vector_ceiling, lexical_saturation, vector share of the weight
+GRID: list[tuple[float, float, float, float]] = list(
+    itertools.product(
+        (0.1, 0.2, 0.3), (0.6, 0.7, 0.8), (3.0, 5.0, 10.0, 20.0, 40.0), (0.4, 0.5, 0.55, 0.6, 0.7)
+    )
+)
+
+
+def merge(
     text: Scored, semantic: Scored, floor: float, ceiling: float, saturation: float, w: float
 ) -> list[str]:
+    """retrieve's Phase A merge of the lexical and vector scouts alone."""
     score: dict[str, float] = {}
     for doc, bm25 in text[:50]:
         score[doc] = (1 - w) * calibrate_bm25(bm25, saturation)
@@ -45,11 +54,8 @@ def tune(
     qrels: Mapping[str, Mapping[str, Mapping[str, int]]],
 ) -> dict[str, Any]:
     """nDCG@10 of retrieve's merge over a grid of calibrations; best on train, with test."""
-    grid = itertools.product(
-        (0.1, 0.2, 0.3), (0.6, 0.7, 0.8), (3.0, 5.0, 10.0, 20.0), (0.4, 0.5, 0.55, 0.6, 0.7)
-    )
     rows = []
-    for floor, ceiling, saturation, w in grid:
+    for floor, ceiling, saturation, w in GRID:
         row: dict[str, Any] = {
             "vector_floor": floor,
             "vector_ceiling": ceiling,
@@ -58,7 +64,7 @@ def tune(
         }
         for split in ("train", "test"):
             text, semantic = rankings[split]["fulltext-words"], rankings[split]["semantic"]
-            merged = {q: _merge(text[q], semantic[q], floor, ceiling, saturation, w) for q in text}
+            merged = {q: merge(text[q], semantic[q], floor, ceiling, saturation, w) for q in text}
             row[split] = round(evaluate(merged, qrels[split])["ndcg@10"], 4)
         rows.append(row)
     rows.sort(key=lambda r: -r["train"])
