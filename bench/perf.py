@@ -35,6 +35,7 @@ from bench.machine import log
 from bench.server import Server
 from lithos.app import LithosApp
 from lithos.config import load_config
+from lithos.domain.retrieval import RetrievalQuery
 from lithos.services.search import Mode
 
 
@@ -82,8 +83,9 @@ def prepare_vectors(
 
 
 def in_process_searches(app: LithosApp, calls: int) -> dict[str, dict[str, float]]:
-    """p50/p95/p99 ms of each search mode called on the service itself (no MCP, no client),
-    all on one event loop as the server runs them."""
+    """p50/p95/p99 ms of each search mode and of lithos_retrieve's pipeline called on the
+    services themselves (no MCP, no client), all on one event loop as the server runs them;
+    each retrieve writes its receipt as the tool's would."""
 
     async def timed(mode: Mode) -> dict[str, float]:
         await app.search.search("warm up", mode=mode)
@@ -95,8 +97,20 @@ def in_process_searches(app: LithosApp, calls: int) -> dict[str, dict[str, float
             samples.append(1000 * (time.perf_counter() - started))
         return workload.percentiles(samples)
 
+    async def retrieve() -> dict[str, float]:
+        await app.retrieval.retrieve(RetrievalQuery("warm up"))
+        samples = []
+        for i in range(max(calls, 20)):
+            query = workload.QUERIES[i % len(workload.QUERIES)]
+            started = time.perf_counter()
+            await app.retrieval.retrieve(RetrievalQuery(query, agent_id="bench"))
+            samples.append(1000 * (time.perf_counter() - started))
+        return workload.percentiles(samples)
+
     modes: tuple[Mode, ...] = ("fulltext", "semantic", "hybrid")
-    return {mode: asyncio.run(timed(mode)) for mode in modes}
+    timings = {mode: asyncio.run(timed(mode)) for mode in modes}
+    timings["retrieve"] = asyncio.run(retrieve())
+    return timings
 
 
 async def wait_embedded(url: str, timeout: float) -> dict[str, Any]:

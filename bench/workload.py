@@ -90,6 +90,9 @@ async def tool_latencies(url: str, note_ids: list[str], calls: int) -> dict[str,
             "search_hybrid": lambda i: call(
                 client, "lithos_search", {"query": next(queries), "mode": "hybrid"}
             ),
+            "retrieve": lambda i: call(
+                client, "lithos_retrieve", {"query": next(queries), "agent_id": "bench"}
+            ),
             "links": lambda i: call(client, "lithos_links", {"id": rng.choice(note_ids)}),
             "tags": lambda i: call(client, "lithos_tags", {}),
             "stats": lambda i: call(client, "lithos_stats", {}),
