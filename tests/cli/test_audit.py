@@ -55,7 +55,6 @@ def receipts(data_dir: Path) -> dict[str, str]:
 def test_one_receipt_in_full(data_dir: Path, receipts: dict[str, str], capsys):
     assert run(data_dir, receipts["first"]) == 0
     out = capsys.readouterr().out
-    print(out)
     assert f"receipt     {receipts['first']}" in out and "'retry backoff'" in out
     assert "agent       agent-1" in out and f"task        {receipts['task']}" in out
     assert f"Backoff ({receipts['backoff']})" in out and "cited" in out
@@ -65,7 +64,6 @@ def test_one_receipt_in_full(data_dir: Path, receipts: dict[str, str], capsys):
 def test_which_receipts_returned_a_note_and_why(data_dir: Path, receipts: dict[str, str], capsys):
     assert run(data_dir, "--note", receipts["jitter"]) == 0
     out = capsys.readouterr().out
-    print(out)
     assert receipts["second"] in out and "why: " in out
     assert run(data_dir, "--note", receipts["backoff"], "--json") == 0
     found = json.loads(capsys.readouterr().out)
