@@ -386,6 +386,10 @@ class LithosApp:
             self.consolidation_worker = None
         self.embedding.stop()
         self.search.close()
+        try:
+            self.indexer.forget_finished_marks()
+        except LithosError as exc:  # a broken catalog: start-up re-checks every file anyway
+            log.warning("could not forget the marks of finished writes: %s", exc.message)
         self.fulltext.close()
         self.vectors.close()
         self.catalog.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -141,6 +142,10 @@ class Indexer:
         self._deferred: dict[str, str] = {}
         self._deferred_lock = threading.Lock()
         self.on_deferred: Callable[[], None] | None = None
+        # Durable marks of writes (see begin_write): writes under way per path, and paths
+        # whose writes all finished, whose marks the next begin_write forgets.
+        self._writing: Counter[str] = Counter()
+        self._finished: set[str] = set()
 
     # -- single notes -------------------------------------------------------------------
 
@@ -168,6 +173,48 @@ class Indexer:
         """Wait until the full-text changes up to ``ticket`` are committed and searchable."""
         self.fulltext.commit_through(ticket)
 
+    # -- writes: a durable mark first, then the file, then the indexes -----------------
+
+    def begin_write(self, paths: Sequence[str]) -> None:
+        """Mark, durably and before these files change, that their indexes are about to be
+        updated: a kill after the file changed then leaves a mark that start-up re-indexes.
+        Call with :attr:`lock` held, and :meth:`commit_written` (or :meth:`end_write`) after.
+
+        Costs one small SQLite transaction on the catalog (WAL, no fsync: it survives a
+        killed process, like the catalog itself), which also forgets the marks of writes
+        finished since the last one. If even that fails (the catalog is broken, and its
+        repair re-checks every file), the paths are deferred instead."""
+        with self._deferred_lock:
+            self._writing.update(paths)
+            finished = [p for p in self._finished if p not in self._writing]
+            self._finished.difference_update(finished)
+        try:
+            self.catalog.mark_pending(paths, finished)
+        except Exception as exc:
+            with self._deferred_lock:
+                self._finished.update(finished)
+            self.defer(paths, exc)
+
+    def end_write(self, paths: Sequence[str], indexed: bool) -> None:
+        """The update of these paths begun by :meth:`begin_write` is over: searchable
+        (``indexed``; its mark is forgotten with the next write) or deferred."""
+        with self._deferred_lock:
+            self._writing.subtract(paths)
+            for path in paths:
+                if self._writing[path] <= 0:
+                    del self._writing[path]
+                    if indexed and path not in self._deferred:
+                        self._finished.add(path)
+
+    def forget_finished_marks(self) -> None:
+        """Forget the marks of every finished write now (at close) instead of with the next
+        write."""
+        with self._deferred_lock:
+            finished = [p for p in self._finished if p not in self._writing]
+            self._finished.difference_update(finished)
+        if finished:
+            self.catalog.settle(finished)
+
     # -- writes whose file is already on disk -------------------------------------------
 
     def stage_written(self, indexed: list[IndexedFile]) -> int | None:
@@ -188,16 +235,26 @@ class Indexer:
             return None
 
     def commit_written(self, ticket: int | None, paths: Sequence[str]) -> bool:
-        """:meth:`commit` for files already written; True once searchable, False when the
-        update is deferred (a failure is recorded and retried, never raised)."""
-        if ticket is None:
-            return False
+        """:meth:`commit` for files already written (after :meth:`begin_write`); True once
+        searchable, False when the update is deferred (a failure is recorded and retried,
+        never raised)."""
+        indexed = False
         try:
-            self.commit(ticket)
+            if ticket is not None:
+                self.commit(ticket)
+                indexed = True
         except Exception as exc:
             self.defer(paths, exc)
-            return False
-        return True
+        finally:
+            self.end_write(paths, indexed)
+        return indexed
+
+    def abandon_write(self, paths: Sequence[str], error: BaseException) -> None:
+        """A write begun by :meth:`begin_write` failed part-way: whatever reached the disk is
+        indexed by the background retry."""
+        if paths:
+            self.defer(paths, error)
+        self.end_write(paths, indexed=False)
 
     def defer(self, paths: Sequence[str], error: BaseException) -> None:
         """Record that these files' index update failed, durably where the catalog allows,

@@ -8,7 +8,7 @@ queued, never awaited.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -158,11 +158,16 @@ class KnowledgeService:
         )
         text = render_note(note)
         stem = title_file_stem(note.title) if self.file_names == "title" else slugify(note.title)
+        marked: list[str] = []  # every path marked before its file could appear
         with self.indexer.lock:
-            path = self._create_file(directory, stem, text)
+            try:
+                path = self._create_file(directory, stem, text, marked)
+            except Exception as exc:
+                self.indexer.abandon_write(marked, exc)
+                raise
             note = note.with_changes(path=path)
             ticket = self._stage(note, text)
-        indexed = self.indexer.commit_written(ticket, [path])
+        indexed = self.indexer.commit_written(ticket, marked)
         result = _result("created", note, text, indexed)
         expected = f"{directory}/{stem}.md" if directory else f"{stem}.md"
         if path != expected:
@@ -185,16 +190,21 @@ class KnowledgeService:
                 )
             note = self._merge(current, request)
             text = render_changes(current_text, current, note)
-            if note.path != current.path:
-                directory, _, name = note.path.rpartition("/")
-                new_path = self._create_file(directory, name[:-3], text)
-                note = note.with_changes(path=new_path)
-                self.files.delete(current.path)
-            else:
-                self.files.replace(note.path, text)
+            marked = [current.path]
+            self.indexer.begin_write(marked)
+            try:
+                if note.path != current.path:
+                    directory, _, name = note.path.rpartition("/")
+                    new_path = self._create_file(directory, name[:-3], text, marked)
+                    note = note.with_changes(path=new_path)
+                    self.files.delete(current.path)
+                else:
+                    self.files.replace(note.path, text)
+            except Exception as exc:
+                self.indexer.abandon_write(marked, exc)
+                raise
             ticket = self._stage(note, text)
-        paths = dict.fromkeys([note.path, current.path])
-        indexed = self.indexer.commit_written(ticket, list(paths))
+        indexed = self.indexer.commit_written(ticket, marked)
         return _result("updated", note, text, indexed)
 
     def _merge(self, current: Note, request: WriteRequest) -> Note:
@@ -222,10 +232,21 @@ class KnowledgeService:
             path=path,
         )
 
-    def _create_file(self, directory: str, stem: str, text: str) -> str:
+    def _create_file(
+        self, directory: str, stem: str, text: str, marked: MutableSequence[str]
+    ) -> str:
+        """Create the file, marking each name durably (``Indexer.begin_write``) before the
+        file may appear under it; ``marked`` collects the names."""
+
+        def mark(path: str) -> None:
+            self.indexer.begin_write([path])
+            marked.append(path)
+
         if self.file_names == "title":
-            return self.files.create(directory, stem, text, separator=" ", ignore_case=True)
-        return self.files.create(directory, stem, text)
+            return self.files.create(
+                directory, stem, text, separator=" ", ignore_case=True, before_link=mark
+            )
+        return self.files.create(directory, stem, text, before_link=mark)
 
     def _stage(self, note: Note, text: str) -> int | None:
         """Queue the index update of a note whose file was just written (None: deferred)."""
@@ -289,7 +310,12 @@ class KnowledgeService:
             entry = self.catalog.get(note_id)
             if entry is None:
                 raise DocNotFound(f"no note with id {note_id}")
-            self.files.delete(entry.path)
+            self.indexer.begin_write([entry.path])
+            try:
+                self.files.delete(entry.path)
+            except Exception as exc:
+                self.indexer.abandon_write([entry.path], exc)
+                raise
             ticket = self.indexer.stage_forget_written(note_id, entry.path)
         indexed = self.indexer.commit_written(ticket, [entry.path])
         return {"success": True, "id": note_id, "path": entry.path, **_indexing(indexed)}

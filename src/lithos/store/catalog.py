@@ -103,6 +103,9 @@ CATALOG_MIGRATIONS = [
 
 # Bump when notes are turned into catalog rows differently: the catalog is then re-derived.
 CATALOG_FORMAT = 2  # 2: tags include the inline #tags of the body
+# The reason of a mark written before a file changed, still there: the process stopped (or was
+# killed) before the note's index update finished. Start-up re-indexes such a path.
+INTERRUPTED = "interrupted: the file changed and its index update did not finish"
 
 
 @dataclass(frozen=True)
@@ -190,6 +193,20 @@ class Catalog:
                 "INSERT OR REPLACE INTO deferred(path, reason) VALUES (?, ?)", (path, reason[:500])
             )
         )
+
+    def mark_pending(self, paths: Sequence[str], settled: Sequence[str] = ()) -> None:
+        """Record that these paths' files are about to change and their indexes to follow,
+        before the files change; forget the marks of ``settled`` paths (updates finished
+        since) in the same transaction. A mark already there (a failure) keeps its reason."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.executemany("DELETE FROM deferred WHERE path = ?", [(p,) for p in settled])
+            conn.executemany(
+                "INSERT OR IGNORE INTO deferred(path, reason) VALUES (?, ?)",
+                [(p, INTERRUPTED) for p in paths],
+            )
+
+        self.db.call(write)
 
     def deferred(self) -> dict[str, str]:
         """Paths whose index update failed and is not yet retried successfully: path -> reason."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -82,11 +82,18 @@ class KnowledgeFiles:
         return (self.root / relative).is_file()
 
     def create(
-        self, directory: str, stem: str, text: str, separator: str = "-", ignore_case: bool = False
+        self,
+        directory: str,
+        stem: str,
+        text: str,
+        separator: str = "-",
+        ignore_case: bool = False,
+        before_link: Callable[[str], None] | None = None,
     ) -> str:
         """Write a new file named ``stem.md`` in ``directory``, or ``stem-2.md``... if taken
         (``stem 2.md`` with ``separator=" "``). With ``ignore_case`` a name that differs from an
         existing one only in case counts as taken: Obsidian, macOS and Windows treat them as one.
+        ``before_link`` is told each relative path just before the file may appear under it.
 
         Never overwrites: the final step is a hard link that fails if the name exists, so two
         concurrent creators of the same title each get their own file.
@@ -100,12 +107,15 @@ class KnowledgeFiles:
                 name = f"{stem}.md" if attempt == 1 else f"{stem}{separator}{attempt}.md"
                 if name.casefold() in taken:
                     continue
+                relative = f"{directory}/{name}" if directory else name
+                if before_link is not None:
+                    before_link(relative)
                 try:
                     os.link(temp, folder / name)
                 except FileExistsError:
                     continue
                 _fsync_dir(folder)
-                return f"{directory}/{name}" if directory else name
+                return relative
             raise InvalidPath(f"no free file name for {stem!r} in {directory or '.'!r}")
         finally:
             temp.unlink(missing_ok=True)
