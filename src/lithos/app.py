@@ -18,11 +18,12 @@ from typing import Any, TypeVar
 from lithos.config import LithosConfig
 from lithos.domain.edges import DecayCurve, DecayPolicy, EdgeRules
 from lithos.domain.embedding import Embedder
-from lithos.domain.memory import ConsolidationRules, SalienceDecay
+from lithos.domain.memory import ConceptRules, ConsolidationRules, SalienceDecay
 from lithos.domain.retrieval import GraphLearning, LearningRules
 from lithos.domain.timestamps import utc_now
 from lithos.errors import LithosError
 from lithos.retrieval import scouts
+from lithos.retrieval.concepts import ConceptGateway
 from lithos.retrieval.expansion import (
     CoactivationScout,
     ExpansionScout,
@@ -39,6 +40,7 @@ from lithos.retrieval.scouts import Scout
 from lithos.retrieval.service import RetrievalService, RetrievalSettings
 from lithos.runtime import release_free_memory
 from lithos.services.agents import AgentRegistry
+from lithos.services.concepts import ConceptService
 from lithos.services.conflicts import ConflictService
 from lithos.services.consolidation import ConsolidationService, ConsolidationWorker
 from lithos.services.coordination import CoordinationService
@@ -208,6 +210,15 @@ class LithosApp:
             clock=self.clock,
             decay_batch=cfg.lcma.consolidation.decay_batch,
         )
+        self.concepts = ConceptService(
+            self.memory_store,
+            self.knowledge,
+            self.catalog,
+            self.graph,
+            _concept_rules(cfg),
+            folder=cfg.lcma.concepts.folder,
+            clock=self.clock,
+        )
         self.retrieval = self.build_retrieval()
         self.feedback = TaskCompletion(
             self.coordination,
@@ -315,6 +326,18 @@ class LithosApp:
             self.embedder,
             self.stats_store,
             clock=self.clock,
+            concepts=self._concept_gateway(),
+        )
+
+    def _concept_gateway(self) -> ConceptGateway | None:
+        concepts = self.config.lcma.concepts
+        if not concepts.enabled:
+            return None
+        return ConceptGateway(
+            self.memory_store,
+            _concept_rules(self.config),
+            salience_cap=concepts.salience_cap,
+            salience_weight=self.config.lcma.salience_weight,
         )
 
     def _task_completed(self, task_id: str) -> None:
@@ -340,7 +363,9 @@ class LithosApp:
         memory = self.config.lcma.consolidation
         if memory.enabled:
             self.consolidation_worker = ConsolidationWorker(
-                self.consolidation, timedelta(minutes=memory.interval_minutes)
+                self.consolidation,
+                timedelta(minutes=memory.interval_minutes),
+                after=self.concepts.form if self.config.lcma.concepts.enabled else None,
             )
             self.consolidation_worker.start()
         if watch if watch is not None else self.config.server.watch_files:
@@ -498,6 +523,20 @@ def _consolidation_rules(cfg: LithosConfig) -> ConsolidationRules:
         stale_after_hours=c.stale_after_hours,
         promotion_salience_boost=c.promotion_salience_boost,
         ledger_days=c.ledger_days,
+    )
+
+
+def _concept_rules(cfg: LithosConfig) -> ConceptRules:
+    c = cfg.lcma.concepts
+    return ConceptRules(
+        min_size=c.min_size,
+        max_size=c.max_size,
+        min_coactivation=c.min_coactivation,
+        min_density=c.min_density,
+        repeat_penalty=c.repeat_penalty,
+        max_repeat_penalty=c.max_repeat_penalty,
+        repeat_window_hours=c.repeat_window_hours,
+        gateway=c.gateway,
     )
 
 

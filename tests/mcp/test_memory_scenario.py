@@ -5,17 +5,12 @@ with `supersedes` written into the winner's file."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 from fastmcp import Client
 
-from lithos.app import LithosApp
 from lithos.domain.notes import split_frontmatter
-from lithos.mcp.server import create_server
-from tests.services.conftest import Clock
-from tests.support import call, make_app, note_file
+from tests.support import call, note_file
 
 TOPICS = {
     "backoff": "Exponential backoff spaces retries of failed calls further apart each time.",
@@ -23,18 +18,6 @@ TOPICS = {
     "budget": "A retry budget caps the share of extra load that retries may add.",
     "gardening": "Tomatoes want sun, deep watering and a stake once they flower.",
 }
-
-
-@pytest.fixture
-async def scenario(data_dir: Path) -> AsyncIterator[tuple[LithosApp, Client, Clock]]:
-    clock = Clock()
-    app = make_app(data_dir, clock=clock)
-    app.start(watch=False)
-    try:
-        async with Client(create_server(app)) as client:
-            yield app, client, clock
-    finally:
-        app.close()
 
 
 async def write(client: Client, title: str, content: str) -> str:

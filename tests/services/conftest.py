@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
+from lithos.app import LithosApp
 from lithos.services.agents import AgentRegistry
 from lithos.store.sqlite import Database
+from tests.support import make_app
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
@@ -33,3 +37,16 @@ def clock() -> Clock:
 @pytest.fixture
 def agents(db: Database, clock: Clock) -> AgentRegistry:
     return AgentRegistry(db, clock=clock)
+
+
+@pytest.fixture
+def lithos(data_dir: Path, clock: Clock) -> Iterator[LithosApp]:
+    """A started app on the settable clock without the consolidation thread: tests call
+    consolidation, the sweep and concept formation themselves (decay batches of two)."""
+    settings = {"lcma.consolidation": {"enabled": False, "decay_batch": 2}}
+    app = make_app(data_dir, clock=clock, **settings)
+    app.start(watch=False, embed=False)
+    try:
+        yield app
+    finally:
+        app.close()

@@ -5,8 +5,6 @@ again changes nothing. Real stores, a settable clock, no background thread."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -16,22 +14,6 @@ from lithos.domain.metadata import MetadataChange
 from lithos.domain.retrieval import RetrievalQuery
 from lithos.services.knowledge import WriteRequest
 from tests.services.conftest import Clock
-from tests.support import make_app
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def lithos(data_dir: Path, clock: Clock) -> Iterator[LithosApp]:
-    app = make_app(data_dir, clock=clock, **{"lcma.consolidation": {"enabled": False}})
-    app.start(watch=False, embed=False)
-    try:
-        yield app
-    finally:
-        app.close()
 
 
 async def note(app: LithosApp, title: str, content: str, note_type: str = "observation") -> str:

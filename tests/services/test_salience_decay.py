@@ -4,7 +4,6 @@ never overwrite a change made meanwhile. A settable clock, real stores, no sleep
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,21 +20,6 @@ from tests.services.conftest import Clock
 from tests.support import make_app
 
 OFF = {"lcma.consolidation": {"enabled": False, "decay_batch": 2}}
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def lithos(data_dir: Path, clock: Clock) -> Iterator[LithosApp]:
-    app = make_app(data_dir, clock=clock, **OFF)
-    app.start(watch=False, embed=False)
-    try:
-        yield app
-    finally:
-        app.close()
 
 
 async def cited(app: LithosApp, title: str, note_type: str = "observation") -> str:

@@ -39,6 +39,7 @@ from lithos.domain.scope import Scope, is_visible
 from lithos.domain.timestamps import format_timestamp, utc_now
 from lithos.errors import DocNotFound, InvalidInput, LcmaDisabled, LithosError, ReceiptNotFound
 from lithos.retrieval import rank
+from lithos.retrieval.concepts import ConceptGateway
 from lithos.retrieval.context import Eligibility, ScoutContext
 from lithos.retrieval.expansion import ExpansionScout, Seed
 from lithos.retrieval.scouts import Scout
@@ -89,7 +90,9 @@ class RetrievalService:
         embedder: Embedder,
         stats: StatsStore,
         clock: Callable[[], datetime] = utc_now,
+        concepts: ConceptGateway | None = None,
     ) -> None:
+        """``concepts`` damps concept notes and keeps them with their specifics."""
         self.settings = settings
         self.phase_a = list(phase_a)
         self.phase_b = list(phase_b)
@@ -100,6 +103,7 @@ class RetrievalService:
         self.embedder = embedder
         self.stats = stats
         self.clock = clock
+        self.concepts = concepts
 
     async def retrieve(self, query: RetrievalQuery) -> Retrieval:
         """Ranked, explained notes for ``query``. Raises ``LcmaDisabled`` when retrieval is
@@ -245,12 +249,16 @@ class RetrievalService:
         stats = self.stats.node_stats(list(pool))
         note_types = {k: entry.note_type for k, entry in entries.items()}
         ordered = rank.rerank(pool, cfg.weights, note_types, stats, ctx.query_class)
+        if self.concepts is not None:
+            ordered = self.concepts.damp(ordered, note_types, stats, ctx.now)
         window = ordered[: cfg.mmr_window]
         vectors = self.vectors.note_vectors(c.note_id for c in window)
         ordered = rank.diversify(
             ordered, vectors, cfg.mmr_lambda, cfg.mmr_similarity_floor, cfg.mmr_window
         )
         final = ordered[: ctx.query.limit]
+        if self.concepts is not None:
+            final = self.concepts.join(ordered, ctx.query.limit, self.graph.titles)
         top = [c.note_id for c in final[: cfg.temperature_top_k]]
         by_links = self.edges.coherence(top)
         heat = rank.temperature(rank.coherence(top, by_links, vectors, cfg.temperature_link_weight))
