@@ -180,8 +180,8 @@ def test_an_older_catalog_is_migrated_and_refilled_from_the_files(data_dir: Path
     conn = sqlite3.connect(catalog_path)
     conn.executescript(
         "DROP TABLE note_derived_from; DROP INDEX notes_namespace; DROP INDEX notes_hidden;"
-        "DROP INDEX notes_source_url;"
-        "DELETE FROM schema_migrations WHERE name = '0002_note_metadata';"
+        "DROP INDEX notes_source_url; DROP INDEX notes_restricted;"
+        "DELETE FROM schema_migrations WHERE name IN ('0002_note_metadata', '0004_lookup_indexes');"
         + "".join(
             f"ALTER TABLE notes DROP COLUMN {column};"
             for column in (

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Protocol
 
-from lithos.domain.chunks import best_per_note
 from lithos.domain.retrieval import ScoutHit, words
 from lithos.domain.timestamps import parse_timestamp
 from lithos.errors import InvalidInput
@@ -90,13 +89,16 @@ class VectorScout:
         self.ready()
         eligible = ctx.eligibility
         note_filter = None if eligible.unrestricted else eligible.allows
-        chunks = self.vectors.search(ctx.query_vector(), ctx.depth * 4, note_filter)
+        # The best chunk of each of the closest notes; texts only for the few that can lead
+        # the answer (the others' snippets come from the lexical scout or the note's lead).
+        ranked = self.vectors.rank_notes(ctx.query_vector(), ctx.depth, note_filter, self.floor)
+        texts = {h.note_id: h.text for h in self.vectors.texts(ranked[: ctx.query.limit])}
         hits = []
-        for hit in best_per_note(chunks, ctx.depth):
+        for hit in ranked:
             score = calibrate_cosine(hit.similarity, self.floor, self.ceiling)
             if score > 0:
                 reason = f"vector: close in meaning (cosine {hit.similarity:.2f})"
-                hits.append(ScoutHit(hit.note_id, score, reason, hit.text))
+                hits.append(ScoutHit(hit.note_id, score, reason, texts.get(hit.note_id)))
         return hits
 
 
