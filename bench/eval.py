@@ -221,6 +221,8 @@ def run_longmemeval(args: argparse.Namespace) -> None:
     questions = longmemeval.load()
     if args.quick:
         questions = longmemeval.subset(questions, per_type=1, distractors=2)
+    elif args.lme_per_type is not None:
+        questions = longmemeval.subset(questions, per_type=args.lme_per_type)
     rows = longmemeval.ROWS + [longmemeval.parse_row(text) for text in args.lme_row]
     with tempfile.TemporaryDirectory(prefix="lithos-lme-") as tmp:
         sessions: dict[str, str] = {}
@@ -260,6 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
     parser.add_argument("--no-cache", action="store_true", help="embed everything afresh")
     parser.add_argument("--mcp-queries", type=int, default=30)
+    parser.add_argument(
+        "--lme-per-type",
+        type=int,
+        help="LongMemEval: only the first N questions of each type (whole haystacks)",
+    )
     parser.add_argument(
         "--lme-row",
         action="append",

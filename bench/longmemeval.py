@@ -96,9 +96,11 @@ def load(root: Path = ROOT) -> list[Question]:
     return questions
 
 
-def subset(questions: list[Question], per_type: int, distractors: int) -> list[Question]:
-    """A small slice for quick runs: the first ``per_type`` questions of each type, each with
-    its answer sessions and the first ``distractors`` other sessions of its haystack."""
+def subset(
+    questions: list[Question], per_type: int, distractors: int | None = None
+) -> list[Question]:
+    """The first ``per_type`` questions of each type, each with its answer sessions and the
+    first ``distractors`` other sessions of its haystack (all of them when None)."""
     taken: dict[str, int] = defaultdict(int)
     out = []
     for q in questions:
@@ -107,6 +109,9 @@ def subset(questions: list[Question], per_type: int, distractors: int) -> list[Q
         taken[q.question_type] += 1
         answers = set(q.answer_session_ids)
         others = [s for s in q.sessions if s.session_id not in answers][:distractors]
+        if distractors is None:
+            out.append(q)
+            continue
         kept = tuple(s for s in q.sessions if s.session_id in answers or s in others)
         out.append(
             Question(
