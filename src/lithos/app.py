@@ -11,6 +11,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar
@@ -69,6 +70,7 @@ from lithos.store.lifecycle import (
 )
 from lithos.store.markdown import KnowledgeFiles
 from lithos.store.memory import MEMORY_MIGRATIONS, SqliteMemoryStore
+from lithos.store.sqlite import Database, Migration
 from lithos.store.stats import STATS_MIGRATIONS, StatsStore
 from lithos.store.vectors import VectorStore
 
@@ -78,6 +80,25 @@ COORDINATION_HOLDS = "tasks, claims, findings and the agent registry"
 EDGES_HOLDS = "the typed edges agents and people added, with their learned weights"
 IDENTITIES_HOLDS = "the note ids of files that carry none (people's own files)"
 STATS_HOLDS = "retrieval receipts, salience, feedback and task working memory"
+
+
+@dataclass(frozen=True)
+class StateFile:
+    """An authoritative database, ``.lithos/<name>.db``: what it holds (said when it is
+    damaged, since it cannot be rebuilt) and its migrations."""
+
+    holds: str
+    migrations: tuple[Migration, ...]
+
+
+# Every authoritative store, in one table: each is opened from here (LithosApp._open_state)
+# and listed from here in /health and lithos_stats.
+AUTHORITATIVE: dict[str, StateFile] = {
+    "coordination": StateFile(COORDINATION_HOLDS, tuple(COORDINATION_MIGRATIONS)),
+    "identities": StateFile(IDENTITIES_HOLDS, tuple(IDENTITY_MIGRATIONS)),
+    "edges": StateFile(EDGES_HOLDS, tuple(EDGE_MIGRATIONS)),
+    "stats": StateFile(STATS_HOLDS, (*STATS_MIGRATIONS, *MEMORY_MIGRATIONS)),
+}
 DERIVED = frozenset({"catalog", "fulltext", "vectors"})
 T = TypeVar("T")
 
@@ -109,14 +130,8 @@ class LithosApp:
         # A note file holds up to max_content_bytes of content plus its frontmatter.
         self.max_file_bytes = cfg.storage.max_content_bytes + FRONTMATTER_ALLOWANCE
         self.files = KnowledgeFiles(cfg.knowledge_dir)
-        self.coordination_db = open_authoritative(
-            data / ".lithos" / "coordination.db", COORDINATION_MIGRATIONS, COORDINATION_HOLDS, data
-        )
-        self.identities = IdentityMap(
-            open_authoritative(
-                data / ".lithos" / "identities.db", IDENTITY_MIGRATIONS, IDENTITIES_HOLDS, data
-            )
-        )
+        self.coordination_db = self._open_state("coordination")
+        self.identities = IdentityMap(self._open_state("identities"))
         self.embedder = self._embedder or create_embedder(
             cfg.search.embedding_model, threads=cfg.search.embedding_threads
         )
@@ -128,10 +143,7 @@ class LithosApp:
             self.vectors, self.embedder, batch_size=cfg.search.embedding_batch_size
         )
         self.graph = LinkGraph(self.catalog)
-        edges_db = open_authoritative(
-            data / ".lithos" / "edges.db", EDGE_MIGRATIONS, EDGES_HOLDS, data
-        )
-        self.edge_store = SqliteEdgeStore(edges_db, _edge_rules(cfg))
+        self.edge_store = SqliteEdgeStore(self._open_state("edges"), _edge_rules(cfg))
         self.edge_projection = FrontmatterEdges(
             self.edge_store,
             self.graph,
@@ -192,12 +204,7 @@ class LithosApp:
             rrf_k=cfg.search.rrf_k,
             stores=self.stores,
         )
-        stats_db = open_authoritative(
-            data / ".lithos" / "stats.db",
-            (*STATS_MIGRATIONS, *MEMORY_MIGRATIONS),
-            STATS_HOLDS,
-            data,
-        )
+        stats_db = self._open_state("stats")
         self.stats_store = StatsStore(stats_db, _learning_rules(cfg))
         self.memory_store = SqliteMemoryStore(stats_db)
         self.consolidation = ConsolidationService(
@@ -231,6 +238,13 @@ class LithosApp:
         )
         self._opened = True
         return self
+
+    def _open_state(self, name: str) -> Database:
+        """Open the authoritative database ``name`` of :data:`AUTHORITATIVE`; a damaged one
+        stops start-up (:class:`~lithos.errors.StateCorrupt`)."""
+        data, state = self.config.data_dir, AUTHORITATIVE[name]
+        path = data / ".lithos" / f"{name}.db"
+        return open_authoritative(path, state.migrations, state.holds, data)
 
     def _open_derived(self, read_only: bool) -> None:
         """Open the catalog, full-text and vector stores. Read-only (beside a running server,
@@ -461,7 +475,7 @@ class LithosApp:
     def store_states(self) -> dict[str, Any]:
         """Each store's state (ok, rebuilding, failed with a reason)."""
         # Authoritative stores either opened cleanly or stopped start-up: they are ok here.
-        states = {name: StoreStatus() for name in ("coordination", "identities", "edges", "stats")}
+        states = {name: StoreStatus() for name in AUTHORITATIVE}
         states.update(self.stores.statuses())
         return {name: status.as_dict() for name, status in states.items()}
 

@@ -47,7 +47,8 @@ class ServerConfig(_Section):
     watch_files: bool = True
     # DNS-rebinding protection: HTTP requests whose Host or Origin header names another site
     # are refused. These extend the values derived from the bind address (loopback names and
-    # the bound host, with the port); "*" turns a check off.
+    # the bound host, on server.port); a host may name its port ("lithos:8080") or any port
+    # ("lithos:*"), an origin too ("http://localhost:*"); "*" turns a check off.
     allowed_hosts: list[str] = []
     allowed_origins: list[str] = []
     # Streamable HTTP answers each POST with one JSON body instead of a one-event SSE stream:

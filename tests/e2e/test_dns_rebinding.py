@@ -46,7 +46,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 def foreign(port: int) -> dict[str, dict[str, str]]:
-    """Seven ways a web page on another site reaches a loopback server."""
+    """Nine ways a web page on another site, or another program's page on this machine,
+    reaches a loopback server."""
     return {
         "rebound host": {"Host": "attacker.example"},
         "rebound host with port": {"Host": f"attacker.example:{port}"},
@@ -55,6 +56,8 @@ def foreign(port: int) -> dict[str, dict[str, str]]:
         "foreign origin": {"Origin": "http://attacker.example"},
         "foreign origin with port": {"Origin": f"http://attacker.example:{port}"},
         "opaque origin": {"Origin": "null"},
+        "loopback host, another port": {"Host": f"127.0.0.1:{port + 1}"},
+        "loopback origin, another port": {"Origin": f"http://localhost:{port + 1}"},
     }
 
 

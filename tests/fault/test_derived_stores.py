@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from fastmcp import Client
 
-from lithos.app import LithosApp
+from lithos.app import AUTHORITATIVE, LithosApp
 from lithos.cli.main import main
 from lithos.mcp.server import create_server
 from lithos.services.knowledge import WriteRequest
@@ -191,3 +191,14 @@ def test_a_damaged_authoritative_database_stops_start_up_and_is_kept(
     assert main(["--data-dir", str(data_dir), "doctor", "--json"]) != 0
     checks = {check["name"]: check for check in json.loads(capsys.readouterr().out)}
     assert checks["state"]["status"] == "fail" and "backup" in checks["state"]["fix"]
+
+
+def test_every_database_under_dot_lithos_is_an_authoritative_store_in_health(data_dir: Path):
+    app = make_app(data_dir)
+    try:
+        app.start(watch=False, embed=False)
+        on_disk = {path.stem for path in (data_dir / ".lithos").glob("*.db")}
+        assert on_disk == set(AUTHORITATIVE)
+        assert on_disk <= set(app.health()["stores"])
+    finally:
+        app.close()

@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse
 from lithos import __version__
 from lithos.errors import LithosError
 from lithos.mcp.envelope import ErrorEnvelope
+from lithos.mcp.host_guard import HostPortGuard
 from lithos.mcp.tools import agents, coordination, edges, knowledge, retrieval, search, system
 
 if TYPE_CHECKING:
@@ -78,7 +79,8 @@ def http_app(server: FastMCP, settings: ServerConfig, transport: str = "http") -
 
     FastMCP's Host/Origin guard runs in front of every route in strict mode with the trusted
     hosts and origins of ``settings`` (DNS-rebinding protection): a request naming another
-    site is refused with 421 (Host) or 403 (Origin) before any tool runs.
+    site is refused with 421 (Host) or 403 (Origin) before any tool runs. FastMCP compares
+    host names only, so :class:`HostPortGuard` in front of it compares the ports too.
     """
     guard: dict[str, Any] = {
         "host_origin_protection": True,
@@ -86,7 +88,7 @@ def http_app(server: FastMCP, settings: ServerConfig, transport: str = "http") -
         "allowed_origins": settings.trusted_origins(),
     }
     if transport == "sse":
-        return server.http_app(path="/sse", transport="sse", **guard)
+        return _with_port_guard(server.http_app(path="/sse", transport="sse", **guard), settings)
     # One application/json body per POST instead of a one-event SSE stream (clients must
     # accept both); /sse is unaffected.
     app = server.http_app(
@@ -95,6 +97,16 @@ def http_app(server: FastMCP, settings: ServerConfig, transport: str = "http") -
     sse = server.http_app(path="/sse", transport="sse", **guard)
     known = {getattr(r, "path", None) for r in app.router.routes}
     app.router.routes.extend(r for r in sse.router.routes if getattr(r, "path", None) not in known)
+    return _with_port_guard(app, settings)
+
+
+def _with_port_guard(app: Starlette, settings: ServerConfig) -> Starlette:
+    app.add_middleware(
+        HostPortGuard,
+        port=settings.port,
+        allowed_hosts=settings.allowed_hosts,
+        allowed_origins=settings.allowed_origins,
+    )
     return app
 
 
