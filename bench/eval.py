@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fastmcp import Client
 
-from bench import cache, fusion, longmemeval, machine, retrieve_eval, scifact
+from bench import cache, concepts_eval, fusion, longmemeval, machine, retrieve_eval, scifact
 from bench.machine import log
 from bench.metrics import evaluate
 from lithos.app import LithosApp
@@ -190,6 +190,8 @@ def run_scifact(args: argparse.Namespace) -> None:
             # Last: feedback changes what retrieve has learned.
             before = {split: quality[split]["retrieve"] for split in ("train", "test")}
             learning = retrieve_eval.learning(app, data.queries, data.qrels, ids, DEPTH, before)
+            # After learning (which is what forms concepts): the concept gateway on and off.
+            concepts = concepts_eval.effect(app, data.queries, data.qrels, ids)
         finally:
             app.close()
     result: dict[str, Any] = {
@@ -203,6 +205,7 @@ def run_scifact(args: argparse.Namespace) -> None:
         "fusion_tuning": tuning,
         "retrieve_tuning": retrieve_tuning,
         "retrieve_learning": learning,
+        "concepts": concepts,
         "mcp_agreement": agreement,
         "published": PUBLISHED,
     }
@@ -213,6 +216,7 @@ def run_scifact(args: argparse.Namespace) -> None:
     print(f"best fusion on train: {best}: test {tuning['rules'][best]['test']}")
     print(f"retrieve calibration best on train: {retrieve_tuning['best_on_train']}")
     print(f"retrieve learning: {learning}")
+    print(f"concepts: {concepts}")
     print(f"MCP tool agreement: {agreement}")
     print(f"wrote {path}")
 

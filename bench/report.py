@@ -262,7 +262,27 @@ def retrieve_section(result: dict[str, Any]) -> list[str]:
         for when in ("before", "after"):
             rows.append([split, when, *[learning[when][split][m] for m in metrics]])
     lines += table(["queries", "feedback", *metrics], rows)
-    return lines
+    return lines + concepts_section(result)
+
+
+def concepts_section(result: dict[str, Any]) -> list[str]:
+    """Concept nodes as gateways: top 10 with the gateway on and off (bench/concepts_eval.py)."""
+    concepts = result.get("concepts")
+    if not concepts:
+        return []
+    metrics = ["ndcg@10", "recall@10", "mrr@10"]
+    lines = [
+        f"Concepts (after the learning run): {concepts['formed_shipped_rule']} formed by the "
+        f"shipped rule, {concepts['formed_permissive_rule']} by a permissive one (pairs cited "
+        "together once, clusters from two notes). Top 10 as an agent receives it, a concept "
+        "note counting as a non-relevant result, with the gateway and damping on and off:",
+        "",
+    ]
+    rows = []
+    for split in ("test", "train"):
+        for key, label in (("with_gateway", "on"), ("without_gateway", "off")):
+            rows.append([split, label, *[concepts[key][split][m] for m in metrics]])
+    return lines + table(["queries", "gateway", *metrics], rows)
 
 
 def longmemeval_section(result: dict[str, Any]) -> list[str]:
