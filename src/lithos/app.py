@@ -35,10 +35,12 @@ from lithos.retrieval.expansion import (
     TypedEdgeNeighbours,
     WikiLinkNeighbours,
 )
+from lithos.retrieval.exploration import ExplorationSettings, NoveltyScout, RandomScout
 from lithos.retrieval.feedback import TaskCompletion
 from lithos.retrieval.rank import RerankWeights
 from lithos.retrieval.scouts import Scout
 from lithos.retrieval.service import RetrievalService, RetrievalSettings
+from lithos.retrieval.temperature import TemperatureSettings
 from lithos.runtime import release_free_memory
 from lithos.services.agents import AgentRegistry
 from lithos.services.concepts import ConceptService
@@ -299,8 +301,19 @@ class LithosApp:
             mmr_lambda=lcma.mmr_lambda,
             mmr_similarity_floor=lcma.mmr_similarity_floor,
             mmr_window=lcma.mmr_window,
-            temperature_top_k=lcma.temperature_top_k,
-            temperature_link_weight=lcma.temperature_link_weight,
+            temperature=TemperatureSettings(
+                top_k=lcma.temperature_top_k,
+                link_weight=lcma.temperature_link_weight,
+                edge_strength=dict(lcma.temperature_edge_strength),
+                threshold=lcma.exploration.threshold,
+            ),
+            exploration=ExplorationSettings(
+                enabled=lcma.exploration.enabled,
+                novelty_k=lcma.exploration.novelty_k,
+                random_k=lcma.exploration.random_k,
+                slots=lcma.exploration.slots,
+                seed=lcma.exploration.seed,
+            ),
         )
         phase_a: list[Scout] = [
             scouts.VectorScout(
@@ -340,6 +353,10 @@ class LithosApp:
             self.embedder,
             self.stats_store,
             clock=self.clock,
+            exploration=[
+                NoveltyScout(self.vectors, self.stats_store, lcma.exploration.novelty_k),
+                RandomScout(lcma.exploration.random_k, lcma.exploration.seed),
+            ],
             concepts=self._concept_gateway(),
         )
 

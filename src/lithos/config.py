@@ -21,7 +21,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from lithos.domain.edges import EdgeType
+from lithos.domain.edges import DEFAULT_COHERENCE_STRENGTH, EdgeType
 from lithos.domain.memory import DEFAULT_SALIENCE_FLOOR, DEFAULT_SALIENCE_HALF_LIFE_DAYS
 from lithos.domain.metadata import NoteType
 from lithos.errors import ConfigError
@@ -191,6 +191,19 @@ class ConceptsConfig(_Section):
     gateway: bool = True
 
 
+class ExplorationConfig(_Section):
+    """What a hot query adds (docs/retrieval.md, "Temperature and exploration")."""
+
+    enabled: bool = True
+    # Temperature above which a query is hot: the exploration scouts run.
+    threshold: float = Field(default=0.6, ge=0.0, le=1.0)
+    novelty_k: int = Field(default=6, ge=0, le=100)
+    random_k: int = Field(default=2, ge=0, le=100)
+    # Places of the final results kept for the best exploration picks when hot.
+    slots: int = Field(default=1, ge=0, le=100)
+    seed: int = 0
+
+
 class LcmaConfig(_Section):
     """Cognitive retrieval (``lithos_retrieve``); every weight is documented in
     docs/retrieval.md. Defaults were tuned on SciFact's train queries (bench/eval.py)."""
@@ -215,6 +228,8 @@ class LcmaConfig(_Section):
         "scout_graph": 0.2,
         "scout_coactivation": 0.2,
         "scout_source_url": 0.15,
+        "scout_novelty": 0.1,
+        "scout_random": 0.02,
     }
     # Calibration: cosine similarity mapped linearly from [floor, ceiling] to [0, 1]; BM25
     # saturates as score / (score + lexical_saturation).
@@ -240,6 +255,9 @@ class LcmaConfig(_Section):
     mmr_window: int = Field(default=30, ge=1, le=1000)
     temperature_top_k: int = Field(default=10, ge=2, le=100)
     temperature_link_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    # How much an edge of each type binds two notes for coherence; contradicts counts against.
+    temperature_edge_strength: dict[EdgeType, Annotated[float, Field(ge=0.0, le=1.0)]] = {}
+    exploration: ExplorationConfig = ExplorationConfig()
     recency_half_life_days: float = Field(default=30.0, gt=0.0)
     salience_default: float = Field(default=0.5, ge=0.0, le=1.0)
     salience_floor: float = Field(default=0.1, ge=0.0, le=1.0)
@@ -262,6 +280,10 @@ class LcmaConfig(_Section):
 
     @model_validator(mode="after")
     def _bounds(self) -> LcmaConfig:
+        self.temperature_edge_strength = {
+            **DEFAULT_COHERENCE_STRENGTH,
+            **self.temperature_edge_strength,
+        }
         if self.vector_ceiling <= self.vector_floor:
             raise ValueError("lcma.vector_ceiling must be above lcma.vector_floor")
         if self.salience_ceiling < self.salience_floor:

@@ -38,7 +38,13 @@ async def test_coherence_is_the_mean_pair_strength_from_edges_and_links(app: Lit
     assert app.edges.coherence([a]) == 0.0
 
 
-async def test_a_contradiction_adds_nothing_to_coherence(app: LithosApp):
-    a, b = await notes(app, "A", "B")
+async def test_edge_types_weigh_differently_and_a_contradiction_lowers_coherence(app: LithosApp):
+    a, b, c = await notes(app, "A", "B", "C")
     await app.edges.upsert(EdgeUpsert(a, b, "contradicts", weight=1.0))
-    assert app.edges.coherence([a, b]) == 0.0
+    assert app.edges.coherence([a, b]) == -1.0
+    await app.edges.upsert(EdgeUpsert(a, b, "supports", weight=0.8))
+    assert app.edges.coherence([a, b]) == pytest.approx(0.8 - 1.0)
+    # related_to binds less than supports (0.6 of its weight by default)
+    await app.edges.upsert(EdgeUpsert(b, c, "related_to", weight=0.5))
+    assert app.edges.coherence([b, c]) == pytest.approx(0.3)
+    assert app.edges.coherence([b, c], type_strength={"related_to": 1.0}) == pytest.approx(0.5)

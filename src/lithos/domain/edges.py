@@ -9,8 +9,9 @@ reports the weight as of now.
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, get_args
@@ -235,3 +236,68 @@ def idle_days(since: datetime, now: datetime) -> float:
 def reinforced(current: float, step: float) -> float:
     """The weight after one more use: ``step`` more, capped at 1."""
     return min(1.0, current + step)
+
+
+# How much an edge of each type says two notes belong together (LCMA-DESIGN 5.3): a
+# ``supports`` edge binds more than a loose ``related_to`` or an ``analogy_to`` across topics.
+# ``contradicts`` counts against: two notes that disagree make a set less coherent.
+DEFAULT_COHERENCE_STRENGTH: dict[EdgeType, float] = {
+    "supports": 1.0,
+    "depends_on": 0.9,
+    "refines": 0.9,
+    "is_example_of": 0.9,
+    "related_to": 0.6,
+    "analogy_to": 0.4,
+    "contradicts": 1.0,
+}
+
+
+def pair_coherence(
+    note_ids: Sequence[str],
+    edges: Iterable[Edge],
+    linked: Mapping[str, Collection[str]],
+    type_strength: Mapping[EdgeType, float],
+    link_strength: float,
+    importance: Mapping[str, float] | None = None,
+) -> float:
+    """Mean strength over every pair of ``note_ids``, in [-1, 1]; 0 for fewer than two.
+
+    A pair's strength is its strongest relating edge (weight x the type's strength) or
+    ``link_strength`` when a wiki-link joins them, whichever is greater, minus its strongest
+    ``contradicts`` edge (weight x that strength). Unrelated pairs count 0, so a scattered set
+    sits near 0 and a set whose notes disagree below it. With ``importance`` (a note's score)
+    the mean is weighted by the product of the two notes' importance, so a weak tail of
+    candidates counts for little.
+    """
+    ids = list(dict.fromkeys(note_ids))
+    if len(ids) < 2:
+        return 0.0
+    binding: dict[frozenset[str], float] = {}
+    opposing: dict[frozenset[str], float] = {}
+    for edge in edges:
+        pair = frozenset((edge.from_id, edge.to_id))
+        value = edge.weight * type_strength.get(edge.type, 0.0)
+        table = opposing if edge.type == "contradicts" else binding
+        table[pair] = max(table.get(pair, 0.0), value)
+    for note_id, others in linked.items():
+        for other in others:
+            pair = frozenset((note_id, other))
+            binding[pair] = max(binding.get(pair, 0.0), link_strength)
+    return weighted_pair_mean(ids, lambda p: binding.get(p, 0.0) - opposing.get(p, 0.0), importance)
+
+
+def weighted_pair_mean(
+    ids: Sequence[str],
+    value: Callable[[frozenset[str]], float],
+    importance: Mapping[str, float] | None = None,
+) -> float:
+    """Mean of ``value`` over every pair of ``ids``, weighted by the product of the notes'
+    ``importance`` (equal weights without it, or when every importance is 0), in [-1, 1]."""
+    total = weights = 0.0
+    for a, b in itertools.combinations(ids, 2):
+        w = 1.0 if importance is None else max(0.0, importance.get(a, 0.0) * importance.get(b, 0.0))
+        total += w * value(frozenset((a, b)))
+        weights += w
+    if weights <= 0:
+        return weighted_pair_mean(ids, value) if importance is not None and len(ids) > 1 else 0.0
+    return max(-1.0, min(1.0, total / weights))

@@ -1,6 +1,6 @@
 """Terrace 0 and 1: merge the scouts' hits into one pool, rerank it with priors and what
-feedback taught (LCMA-DESIGN 5.5), diversify with MMR over note embeddings, and measure the
-temperature of the result.
+feedback taught (LCMA-DESIGN 5.5) and diversify with MMR over note embeddings. Temperature
+lives in :mod:`lithos.retrieval.temperature`.
 """
 
 from __future__ import annotations
@@ -129,28 +129,3 @@ def diversify(
         if vector is not None:
             chosen_vectors.append(vector)
     return [*chosen, *tail]
-
-
-def coherence(
-    ids: Sequence[str],
-    link_coherence: float,
-    vectors: Mapping[str, np.ndarray],
-    link_weight: float,
-) -> float:
-    """How much the top notes hang together, in [0, 1]: ``link_weight`` times their
-    coherence by edges and links (LCMA-DESIGN 5.3) plus the rest times their mean pairwise
-    cosine, so a set of unlinked but closely related notes is not read as scattered."""
-    n = len(ids)
-    if n < 2:
-        return 0.0
-    pairs = [(ids[i], ids[j]) for i in range(n) for j in range(i + 1, n)]
-    cosines = [
-        max(0.0, float(vectors[a] @ vectors[b])) for a, b in pairs if a in vectors and b in vectors
-    ]
-    semantic = sum(cosines) / len(cosines) if cosines else 0.0
-    return link_weight * link_coherence + (1 - link_weight) * semantic
-
-
-def temperature(coherence_value: float) -> float:
-    """LCMA-DESIGN 2.1 I: temperature = 1 - coherence."""
-    return round(1.0 - max(0.0, min(1.0, coherence_value)), 4)

@@ -42,7 +42,9 @@ from lithos.retrieval import rank
 from lithos.retrieval.concepts import ConceptGateway
 from lithos.retrieval.context import Eligibility, ScoutContext
 from lithos.retrieval.expansion import ExpansionScout, Seed
+from lithos.retrieval.exploration import ExplorationScout, ExplorationSettings, reserve_slots
 from lithos.retrieval.scouts import Scout
+from lithos.retrieval.temperature import Heat, TemperatureSettings, Thermometer
 from lithos.services.edges import EdgeService
 from lithos.services.graph import LinkGraph
 from lithos.store.catalog import Catalog, CatalogEntry
@@ -63,8 +65,8 @@ class RetrievalSettings:
     mmr_lambda: float
     mmr_similarity_floor: float
     mmr_window: int
-    temperature_top_k: int
-    temperature_link_weight: float
+    temperature: TemperatureSettings
+    exploration: ExplorationSettings
 
 
 @dataclass
@@ -89,6 +91,7 @@ class RetrievalService:
         vectors: VectorStore,
         embedder: Embedder,
         stats: StatsStore,
+        exploration: Sequence[ExplorationScout] = (),
         clock: Callable[[], datetime] = utc_now,
         concepts: ConceptGateway | None = None,
     ) -> None:
@@ -102,6 +105,8 @@ class RetrievalService:
         self.vectors = vectors
         self.embedder = embedder
         self.stats = stats
+        self.exploration = list(exploration)
+        self.thermometer = Thermometer(settings.temperature, edges)
         self.clock = clock
         self.concepts = concepts
 
@@ -192,11 +197,39 @@ class RetrievalService:
             ]
             await self._run_scouts(second, pool, run)
         run.timings["phase_b"] = _ms(clock)
+        heat = await self._explore(pool, ctx, run)
         run.considered = len(pool)
         clock = time.perf_counter()
-        retrieval, nodes = await asyncio.to_thread(self._terrace_one, pool, ctx, run, receipt_id)
+        retrieval, nodes = await asyncio.to_thread(
+            self._terrace_one, pool, ctx, run, receipt_id, heat
+        )
         run.timings["rerank"] = _ms(clock)
         return retrieval, nodes
+
+    async def _explore(self, pool: dict[str, Candidate], ctx: ScoutContext, run: _Run) -> Heat:
+        """Measure the temperature of the best candidates so far; when hot, let the
+        exploration scouts add to the pool (Terrace 1 then reranks all of it)."""
+        clock = time.perf_counter()
+        top, heat = await asyncio.to_thread(self._measure, pool)
+        run.timings["temperature"] = _ms(clock)
+        if heat.hot and self.settings.exploration.enabled and self.exploration:
+            clock = time.perf_counter()
+            shown = top[: ctx.query.limit]  # exploration looks beyond what would be shown
+            jobs: list[tuple[str, Callable[[], list[ScoutHit]]]] = [
+                (s.name, partial(s.explore, ctx, shown, dict(pool))) for s in self.exploration
+            ]
+            await self._run_scouts(jobs, pool, run)
+            run.timings["exploration"] = _ms(clock)
+        return heat
+
+    def _measure(self, pool: dict[str, Candidate]) -> tuple[list[str], Heat]:
+        """The best candidates by evidence so far, and their temperature."""
+        for c in pool.values():
+            c.score = rank.evidence_score(c, self.settings.weights.scout_weights)
+        best = rank.ranked(pool)[: self.settings.temperature.top_k]
+        top = [c.note_id for c in best]
+        scores = {c.note_id: c.score for c in best}
+        return top, self.thermometer.measure(top, self.vectors.note_vectors(top), scores)
 
     async def _run_scouts(
         self,
@@ -241,7 +274,7 @@ class RetrievalService:
         return [Seed(c.note_id, titles.get(c.note_id, c.note_id), c.score) for c in top]
 
     def _terrace_one(
-        self, pool: dict[str, Candidate], ctx: ScoutContext, run: _Run, receipt_id: str
+        self, pool: dict[str, Candidate], ctx: ScoutContext, run: _Run, receipt_id: str, heat: Heat
     ) -> tuple[Retrieval, list[ReceiptNode]]:
         cfg = self.settings
         entries = self.catalog.get_many(list(pool))
@@ -256,12 +289,13 @@ class RetrievalService:
         ordered = rank.diversify(
             ordered, vectors, cfg.mmr_lambda, cfg.mmr_similarity_floor, cfg.mmr_window
         )
+        if heat.hot and cfg.exploration.enabled and cfg.exploration.slots:
+            ordered = reserve_slots(
+                ordered, ctx.query.limit, cfg.exploration.slots, heat.describe()
+            )
         final = ordered[: ctx.query.limit]
         if self.concepts is not None:
             final = self.concepts.join(ordered, ctx.query.limit, self.graph.titles)
-        top = [c.note_id for c in final[: cfg.temperature_top_k]]
-        by_links = self.edges.coherence(top)
-        heat = rank.temperature(rank.coherence(top, by_links, vectors, cfg.temperature_link_weight))
         ids = [c.note_id for c in final]
         leads = self.vectors.lead_texts(c.note_id for c in final if not c.snippet)
         sources = self.catalog.derived_from(ids)
@@ -274,7 +308,7 @@ class RetrievalService:
         ]
         retrieval = Retrieval(
             results=results,
-            temperature=heat,
+            temperature=heat.temperature,
             terrace_reached=1,
             receipt_id=receipt_id,
             degraded=bool(run.failed),

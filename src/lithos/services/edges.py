@@ -9,13 +9,21 @@ without ``async`` block on SQLite; call them from worker threads (``asyncio.to_t
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from lithos.domain.edges import DEFAULT_NAMESPACE, EDGE_TYPES, Edge, EdgeFilter, EdgeUpsert
+from lithos.domain.edges import (
+    DEFAULT_COHERENCE_STRENGTH,
+    DEFAULT_NAMESPACE,
+    EDGE_TYPES,
+    Edge,
+    EdgeFilter,
+    EdgeType,
+    EdgeUpsert,
+    pair_coherence,
+)
 from lithos.domain.notes import require_valid_id
 from lithos.domain.retrieval import Feedback, GraphLearning, cited_pairs, misleading_context
 from lithos.domain.scope import Scope
@@ -127,27 +135,30 @@ class EdgeService:
                 found[other] = Neighbour(other, seed, edge.weight, edge)
         return sorted(found.values(), key=lambda n: (-n.weight, n.note_id))[:limit]
 
-    def coherence(self, note_ids: Sequence[str], namespaces: Sequence[str] | None = None) -> float:
-        """Mean strength over every pair of ``note_ids``, in [0, 1]; 0 for fewer than two.
-
-        A pair's strength is its strongest typed edge as of now (either direction, any type
-        but ``contradicts``), or ``link_strength`` when a wiki-link joins them, whichever is
-        greater; unrelated pairs count 0. Temperature is ``1 - coherence``.
-        """
+    def coherence(
+        self,
+        note_ids: Sequence[str],
+        namespaces: Sequence[str] | None = None,
+        type_strength: Mapping[EdgeType, float] | None = None,
+        importance: Mapping[str, float] | None = None,
+    ) -> float:
+        """How much ``note_ids`` hang together by typed edges and wiki-links, in [-1, 1]
+        (:func:`~lithos.domain.edges.pair_coherence`): the mean over every pair of its
+        strongest edge as of now, weighted by type, or ``link_strength`` for a wiki-link,
+        less any ``contradicts`` edge between them, pairs weighted by ``importance`` when
+        given. 0 for fewer than two notes."""
         ids = list(dict.fromkeys(note_ids))
         if len(ids) < 2:
             return 0.0
-        strength: dict[frozenset[str], float] = {}
-        relating = [t for t in EDGE_TYPES if t != "contradicts"]
-        for edge in self.store.touching(ids, self.clock(), namespaces, relating, both_ends=True):
-            pair = frozenset((edge.from_id, edge.to_id))
-            strength[pair] = max(strength.get(pair, 0.0), edge.weight)
-        for note_id, others in self.graph.linked(ids).items():
-            for other in others:
-                pair = frozenset((note_id, other))
-                strength[pair] = max(strength.get(pair, 0.0), self.link_strength)
-        pairs = list(itertools.combinations(ids, 2))
-        return sum(strength.get(frozenset(p), 0.0) for p in pairs) / len(pairs)
+        edges = self.store.touching(ids, self.clock(), namespaces, None, both_ends=True)
+        return pair_coherence(
+            ids,
+            edges,
+            self.graph.linked(ids),
+            DEFAULT_COHERENCE_STRENGTH if type_strength is None else type_strength,
+            self.link_strength,
+            importance,
+        )
 
     def learn(self, feedback: Feedback, rules: GraphLearning) -> LearnedEdges:
         """Reinforce ``related_to`` edges between the cited notes and weaken the edges that
