@@ -41,6 +41,7 @@ from lithos.retrieval.rank import RerankWeights
 from lithos.retrieval.scouts import Scout
 from lithos.retrieval.service import RetrievalService, RetrievalSettings
 from lithos.retrieval.temperature import TemperatureSettings
+from lithos.retrieval.terrace import Interpreter, LlmSettings
 from lithos.runtime import release_free_memory
 from lithos.services.agents import AgentRegistry
 from lithos.services.concepts import ConceptService
@@ -307,14 +308,9 @@ class LithosApp:
                 edge_strength=dict(lcma.temperature_edge_strength),
                 threshold=lcma.exploration.threshold,
             ),
-            exploration=ExplorationSettings(
-                enabled=lcma.exploration.enabled,
-                novelty_k=lcma.exploration.novelty_k,
-                random_k=lcma.exploration.random_k,
-                slots=lcma.exploration.slots,
-                seed=lcma.exploration.seed,
-            ),
+            exploration=ExplorationSettings(**lcma.exploration.model_dump(exclude={"threshold"})),
         )
+        llm = LlmSettings(**lcma.llm.model_dump(), hot_threshold=lcma.exploration.threshold)
         phase_a: list[Scout] = [
             scouts.VectorScout(
                 self.vectors,
@@ -357,6 +353,7 @@ class LithosApp:
                 NoveltyScout(self.vectors, self.stats_store, lcma.exploration.novelty_k),
                 RandomScout(lcma.exploration.random_k, lcma.exploration.seed),
             ],
+            interpreter=Interpreter(llm) if llm.enabled else None,
             concepts=self._concept_gateway(),
         )
 

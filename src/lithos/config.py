@@ -204,6 +204,30 @@ class ExplorationConfig(_Section):
     seed: int = 0
 
 
+class LlmConfig(_Section):
+    """Terrace 2: an optional interpretive pass by a language model behind an
+    OpenAI-compatible chat completions endpoint (docs/retrieval.md, "Terrace 2")."""
+
+    enabled: bool = False
+    base_url: str = Field(default="http://127.0.0.1:8080/v1", min_length=1)
+    model: str = ""
+    # Name of the environment variable holding the API key (never the key itself).
+    api_key_env: str = "OPENAI_API_KEY"
+    max_tokens: int = Field(default=400, ge=16, le=32_000)
+    prompt_token_budget: int = Field(default=2000, ge=100, le=200_000)
+    timeout_seconds: float = Field(default=10.0, gt=0.0, le=300.0)
+    candidates: int = Field(default=10, ge=1, le=100)
+    # A design question goes to the model above this temperature (any query above
+    # lcma.exploration.threshold does).
+    class_threshold: float = Field(default=0.25, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _model_named(self) -> LlmConfig:
+        if self.enabled and not self.model.strip():
+            raise ValueError("lcma.llm.model must name a model when lcma.llm.enabled is true")
+        return self
+
+
 class LcmaConfig(_Section):
     """Cognitive retrieval (``lithos_retrieve``); every weight is documented in
     docs/retrieval.md. Defaults were tuned on SciFact's train queries (bench/eval.py)."""
@@ -258,6 +282,7 @@ class LcmaConfig(_Section):
     # How much an edge of each type binds two notes for coherence; contradicts counts against.
     temperature_edge_strength: dict[EdgeType, Annotated[float, Field(ge=0.0, le=1.0)]] = {}
     exploration: ExplorationConfig = ExplorationConfig()
+    llm: LlmConfig = LlmConfig()
     recency_half_life_days: float = Field(default=30.0, gt=0.0)
     salience_default: float = Field(default=0.5, ge=0.0, le=1.0)
     salience_floor: float = Field(default=0.1, ge=0.0, le=1.0)

@@ -45,6 +45,7 @@ from lithos.retrieval.expansion import ExpansionScout, Seed
 from lithos.retrieval.exploration import ExplorationScout, ExplorationSettings, reserve_slots
 from lithos.retrieval.scouts import Scout
 from lithos.retrieval.temperature import Heat, TemperatureSettings, Thermometer
+from lithos.retrieval.terrace import TERRACE_TWO, Interpreter, TerraceFailed, should_use_llm_pass
 from lithos.services.edges import EdgeService
 from lithos.services.graph import LinkGraph
 from lithos.store.catalog import Catalog, CatalogEntry
@@ -92,6 +93,7 @@ class RetrievalService:
         embedder: Embedder,
         stats: StatsStore,
         exploration: Sequence[ExplorationScout] = (),
+        interpreter: Interpreter | None = None,
         clock: Callable[[], datetime] = utc_now,
         concepts: ConceptGateway | None = None,
     ) -> None:
@@ -106,6 +108,7 @@ class RetrievalService:
         self.embedder = embedder
         self.stats = stats
         self.exploration = list(exploration)
+        self.interpreter = interpreter
         self.thermometer = Thermometer(settings.temperature, edges)
         self.clock = clock
         self.concepts = concepts
@@ -204,7 +207,40 @@ class RetrievalService:
             self._terrace_one, pool, ctx, run, receipt_id, heat
         )
         run.timings["rerank"] = _ms(clock)
+        if self.interpreter is not None:
+            clock = time.perf_counter()
+            interpreted = await self._terrace_two(self.interpreter, retrieval, ctx, heat, run)
+            if interpreted is not retrieval:
+                retrieval, nodes = interpreted, _receipt_nodes(interpreted.results)
+                run.timings["terrace_2"] = _ms(clock)
         return retrieval, nodes
+
+    async def _terrace_two(
+        self,
+        interpreter: Interpreter,
+        retrieval: Retrieval,
+        ctx: ScoutContext,
+        heat: Heat,
+        run: _Run,
+    ) -> Retrieval:
+        """The language model's pass when :func:`should_use_llm_pass` asks for it; on any
+        failure Terrace 1's answer, marked degraded with ``terrace_2`` among the failures."""
+        conflicts = retrieval.conflicts
+        if conflicts is None:
+            ids = [r.id for r in retrieval.results]
+            conflicts = await asyncio.to_thread(self._conflicts, ids, ctx)
+        wanted = should_use_llm_pass(
+            ctx.query_class, heat.temperature, bool(conflicts), interpreter.settings
+        )
+        if not wanted or not retrieval.results:
+            return retrieval
+        try:
+            results = await interpreter.interpret(ctx.query.query, retrieval.results)
+        except TerraceFailed as exc:
+            log.warning("terrace 2 failed, answering from terrace 1: %s", exc)
+            run.failed.append(TERRACE_TWO)
+            return replace(retrieval, degraded=True, failed_scouts=tuple(run.failed))
+        return replace(retrieval, results=results, terrace_reached=2)
 
     async def _explore(self, pool: dict[str, Candidate], ctx: ScoutContext, run: _Run) -> Heat:
         """Measure the temperature of the best candidates so far; when hot, let the
@@ -302,10 +338,7 @@ class RetrievalService:
         results = tuple(
             self._result(c, entries[c.note_id], stats, leads, sources, ctx.now) for c in final
         )
-        nodes = [
-            ReceiptNode(c.note_id, i, round(c.score, 6), tuple(c.reasons), tuple(c.scouts))
-            for i, c in enumerate(final, 1)
-        ]
+        nodes = _receipt_nodes(results)
         retrieval = Retrieval(
             results=results,
             temperature=heat.temperature,
@@ -383,6 +416,10 @@ class RetrievalService:
             terrace_reached=terrace,
             timings_ms=dict(run.timings),
         )
+
+
+def _receipt_nodes(results: Sequence[RetrievedNote]) -> list[ReceiptNode]:
+    return [ReceiptNode(r.id, i, r.score, r.reasons, r.scouts) for i, r in enumerate(results, 1)]
 
 
 def _ms(since: float) -> float:

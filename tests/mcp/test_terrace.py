@@ -1,0 +1,241 @@
+"""Terrace 2 through a real MCP client against a fake OpenAI-compatible endpoint: a real HTTP
+server on the loopback interface in a thread of the test (no network). Good answers reorder
+and annotate the results; refusals, garbage and timeouts leave Terrace 1's answer, reported as
+degraded."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastmcp import Client
+
+from lithos.app import LithosApp
+from lithos.domain.edges import EdgeUpsert
+from lithos.domain.retrieval import RetrievedNote
+from lithos.mcp.server import create_server
+from lithos.retrieval.terrace import LlmSettings, build_prompt, should_use_llm_pass
+from tests.support import call, make_app
+
+Reply = Callable[[dict[str, Any]], tuple[int, bytes]]
+
+
+@dataclass
+class FakeModel:
+    """What the fake endpoint answers, and what it was asked."""
+
+    reply: Reply
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    release: threading.Event = field(default_factory=threading.Event)
+
+
+def completion(content: str) -> tuple[int, bytes]:
+    body = {"choices": [{"message": {"role": "assistant", "content": content}}]}
+    return 200, json.dumps(body).encode()
+
+
+@pytest.fixture
+def model() -> Iterator[tuple[FakeModel, str]]:
+    fake = FakeModel(reply=lambda request: completion("{}"))
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", 0))
+            request = json.loads(self.rfile.read(length))
+            fake.requests.append(request)
+            fake.headers.append(dict(self.headers))
+            status, body = fake.reply(request)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield fake, f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        fake.release.set()
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+async def llm_client(
+    tmp_path: Path, model: tuple[FakeModel, str], monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[Client, FakeModel, LithosApp]]:
+    fake, url = model
+    monkeypatch.setenv("TEST_LLM_KEY", "sekret")
+    llm = {
+        "enabled": True,
+        "base_url": url,
+        "model": "fake-1",
+        "api_key_env": "TEST_LLM_KEY",
+        "timeout_seconds": 1.0,
+        "max_tokens": 123,
+    }
+    app = make_app(tmp_path / "data", **{"lcma.llm": llm})
+    app.start(watch=False)
+    try:
+        async with Client(create_server(app)) as client:
+            yield client, fake, app
+    finally:
+        app.close()
+
+
+NOTES = [
+    ("Inverter sizing", "solar inverter sizing for a 6 kW array"),
+    ("Panel tilt", "solar panel tilt angle by latitude"),
+    ("Battery storage", "solar battery storage for the night"),
+]
+
+
+async def seed(client: Client) -> dict[str, str]:
+    ids = {}
+    for title, content in NOTES:
+        result = await call(client, "lithos_write", agent="a", title=title, content=content)
+        ids[title] = str(result["id"])
+    return ids
+
+
+async def retrieve(client: Client, query: str) -> dict[str, Any]:
+    result = await call(client, "lithos_retrieve", query=query, limit=3)
+    assert "results" in result, result
+    return result
+
+
+def numbered(request: dict[str, Any]) -> dict[str, int]:
+    """title -> the number the prompt gave it."""
+    prompt = request["messages"][1]["content"]
+    found = {}
+    for line in prompt.splitlines():
+        if line.startswith("[") and "] " in line:
+            number, title = line[1:].split("] ", 1)
+            found[title] = int(number)
+    return found
+
+
+async def test_the_model_reorders_and_annotates_the_results(llm_client):
+    client, fake, _ = llm_client
+    ids = await seed(client)
+
+    def answer(request: dict[str, Any]) -> tuple[int, bytes]:
+        n = numbered(request)
+        ranking = [
+            {"n": n["Battery storage"], "why": "answers the night-time question"},
+            {"n": n["Inverter sizing"], "why": "sizing matters too"},
+        ]
+        return completion("```json\n" + json.dumps({"ranking": ranking}) + "\n```")
+
+    fake.reply = answer
+    result = await retrieve(client, "solar battery at night")
+    assert result["terrace_reached"] == 2 and result["degraded"] is False
+    order = [r["id"] for r in result["results"]]
+    assert order[:2] == [ids["Battery storage"], ids["Inverter sizing"]]
+    assert order[2] == ids["Panel tilt"]
+    top = result["results"][0]["reasons"][-1]
+    assert top == "llm: fake-1 ranked it 1 of 2: answers the night-time question"
+    assert not any(r.startswith("llm:") for r in result["results"][2]["reasons"])
+    # What was sent: the model, the reply budget, the key from the environment, the query.
+    [request] = fake.requests
+    assert request["model"] == "fake-1" and request["max_tokens"] == 123
+    assert fake.headers[0]["Authorization"] == "Bearer sekret"
+    assert "Query: solar battery at night" in request["messages"][1]["content"]
+    receipt = await call(client, "lithos_receipt_get", receipt_id=result["receipt_id"])
+    assert receipt["terrace_reached"] == 2
+    assert receipt["final_nodes"][0]["reasons"][-1] == top
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        lambda request: (500, b'{"error": "overloaded"}'),
+        lambda request: (200, b"this is not json"),
+        lambda request: completion("I think the second note is best."),
+        lambda request: completion('{"ranking": [{"n": 99}]}'),
+        lambda request: (200, b'{"choices": []}'),
+    ],
+    ids=["http-500", "not-json", "prose", "unknown-numbers", "no-choices"],
+)
+async def test_a_failing_model_degrades_to_terrace_one(llm_client, reply: Reply):
+    client, fake, _ = llm_client
+    await seed(client)
+    fake.reply = reply
+    result = await retrieve(client, "solar battery at night")
+    assert result["terrace_reached"] == 1
+    assert result["degraded"] is True and result["failed_scouts"] == ["terrace_2"]
+    assert len(result["results"]) == 3
+    assert not any(r.startswith("llm:") for hit in result["results"] for r in hit["reasons"])
+    receipt = await call(client, "lithos_receipt_get", receipt_id=result["receipt_id"])
+    assert receipt["terrace_reached"] == 1 and receipt["scouts_failed"] == ["terrace_2"]
+
+
+async def test_a_slow_model_times_out_and_degrades(llm_client):
+    client, fake, _ = llm_client
+    await seed(client)
+
+    def stall(request: dict[str, Any]) -> tuple[int, bytes]:
+        fake.release.wait(10)  # released when the test ends
+        return completion("{}")
+
+    fake.reply = stall
+    result = await retrieve(client, "solar battery at night")
+    assert result["terrace_reached"] == 1 and result["failed_scouts"] == ["terrace_2"]
+    assert len(result["results"]) == 3
+
+
+async def test_an_unreachable_endpoint_degrades(tmp_path: Path):
+    llm = {"enabled": True, "base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    app = make_app(tmp_path / "data", **{"lcma.llm": llm})
+    app.start(watch=False)
+    try:
+        async with Client(create_server(app)) as client:
+            await seed(client)
+            result = await retrieve(client, "solar battery at night")
+    finally:
+        app.close()
+    assert result["terrace_reached"] == 1 and result["failed_scouts"] == ["terrace_2"]
+
+
+async def test_a_cold_query_does_not_call_the_model(llm_client):
+    client, fake, app = llm_client
+    ids = list((await seed(client)).values())
+    for a, b in itertools.combinations(ids, 2):
+        await app.edges.upsert(EdgeUpsert(a, b, "supports", weight=1.0))
+    result = await retrieve(client, "solar")
+    assert result["temperature"] <= 0.6 and result["terrace_reached"] == 1
+    assert result["degraded"] is False and fake.requests == []
+
+
+def test_should_use_llm_pass_follows_the_design():
+    settings = LlmSettings(True, "http://x/v1", "m", "", 100, 1000, 1.0, 10, 0.6, 0.25)
+    assert should_use_llm_pass("lookup", 0.3, False, settings) is False  # cold: no model
+    assert should_use_llm_pass("lookup", 0.0, True, settings) is True  # conflicts
+    assert should_use_llm_pass("design", 0.3, False, settings) is True  # warm design question
+    assert should_use_llm_pass("design", 0.2, False, settings) is False
+    assert should_use_llm_pass("lookup", 0.61, False, settings) is True  # hot
+
+
+def test_the_prompt_respects_its_token_budget():
+    notes = [
+        RetrievedNote(str(i), f"Note {i}", "word " * 200, 1.0, "p", "", "", False, (), (), (), 0.5)
+        for i in range(10)
+    ]
+    prompt, shown = build_prompt("q", notes, budget_tokens=200)
+    assert 1 <= shown < 10 and len(prompt) <= 200 * 4
+    _, one = build_prompt("q", notes, budget_tokens=1)
+    assert one == 1  # at least one note, however small the budget
