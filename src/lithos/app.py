@@ -24,6 +24,7 @@ from lithos.domain.retrieval import GraphLearning, LearningRules
 from lithos.domain.timestamps import utc_now
 from lithos.errors import LithosError
 from lithos.retrieval import scouts
+from lithos.retrieval.analogy import AnalogyScout, FrameIndex
 from lithos.retrieval.concepts import ConceptGateway
 from lithos.retrieval.expansion import (
     CoactivationScout,
@@ -155,6 +156,7 @@ class LithosApp:
             self.clock,
             human_weight=cfg.lcma.edges.human_weight,
         )
+        self.frames = FrameIndex(self.catalog, self.files)
         self.indexer = Indexer(
             self.files,
             self.catalog,
@@ -165,7 +167,7 @@ class LithosApp:
             chunk_size=cfg.search.chunk_size,
             chunk_max=cfg.search.chunk_max,
             max_file_bytes=self.max_file_bytes,
-            listeners=[self.graph, self.edge_projection],
+            listeners=[self.graph, self.edge_projection, self.frames],
             lock=lock,
             adopt_files=cfg.storage.adopt_files,
         )
@@ -337,6 +339,7 @@ class LithosApp:
             GraphScout(neighbours, depth),
             CoactivationScout(self.stats_store, depth),
             SourceUrlScout(self.catalog, depth),
+            AnalogyScout(self.frames, self.catalog, self.edges, depth),
         ]
         return RetrievalService(
             settings,

@@ -252,6 +252,7 @@ class LcmaConfig(_Section):
         "scout_graph": 0.2,
         "scout_coactivation": 0.2,
         "scout_source_url": 0.15,
+        "scout_analogy": 0.15,
         "scout_novelty": 0.1,
         "scout_random": 0.02,
     }

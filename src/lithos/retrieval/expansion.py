@@ -79,7 +79,7 @@ class ExpansionScout(Protocol):
         ...
 
 
-def _strongest(hits: list[ScoutHit], depth: int) -> list[ScoutHit]:
+def strongest(hits: list[ScoutHit], depth: int) -> list[ScoutHit]:
     best: dict[str, ScoutHit] = {}
     for hit in hits:
         if hit.note_id not in best or hit.score > best[hit.note_id].score:
@@ -103,7 +103,7 @@ class GraphScout:
                         continue
                     reason = f"graph: {n.relation} '{seed.title}'"
                     hits.append(ScoutHit(n.note_id, seed.score * n.weight, reason))
-        return _strongest(hits, self.depth)
+        return strongest(hits, self.depth)
 
 
 class CoactivationScout:
@@ -126,7 +126,7 @@ class CoactivationScout:
             times = "once" if count == 1 else f"{count} times"
             reason = f"coactivation: cited together with '{seed.title}' {times}"
             hits.append(ScoutHit(note, seed.score * strength, reason))
-        return _strongest(hits, self.depth)
+        return strongest(hits, self.depth)
 
 
 class ProvenanceScout:
@@ -149,7 +149,7 @@ class ProvenanceScout:
                     if note not in ids and ctx.eligibility.allows(note):
                         reason = f"provenance: {phrase} '{seed.title}'"
                         hits.append(ScoutHit(note, seed.score, reason))
-        return _strongest(hits, self.depth)
+        return strongest(hits, self.depth)
 
 
 class SourceUrlScout:
@@ -169,4 +169,4 @@ class SourceUrlScout:
                 if note not in ids and ctx.eligibility.allows(note):
                     reason = f"source: same source URL as '{seed.title}'"
                     hits.append(ScoutHit(note, seed.score, reason))
-        return _strongest(hits, self.depth)
+        return strongest(hits, self.depth)

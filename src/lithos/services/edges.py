@@ -190,6 +190,19 @@ class EdgeService:
         edges, weakened = self.store.learn(reinforce, weaken, rules.misleading_step, self.clock())
         return LearnedEdges(tuple(edges), weakened)
 
+    def motifs(self, note_ids: Sequence[str]) -> dict[str, frozenset[str]]:
+        """For each note, the kinds of typed edges it takes part in, as of now: ``supports>``
+        for an edge from it, ``<supports`` for one to it (a note's place in the graph, whatever
+        its neighbours are about)."""
+        ids = list(dict.fromkeys(note_ids))
+        found: dict[str, set[str]] = {n: set() for n in ids}
+        for edge in self.store.touching(ids, self.clock()):
+            if edge.from_id in found:
+                found[edge.from_id].add(f"{edge.type}>")
+            if edge.to_id in found:
+                found[edge.to_id].add(f"<{edge.type}")
+        return {n: frozenset(kinds) for n, kinds in found.items()}
+
     def mark_used(self, edge_ids: Sequence[str]) -> int:
         """Edges retrieval actually followed: their decay starts again from now."""
         return self.store.mark_used(edge_ids, self.clock())
