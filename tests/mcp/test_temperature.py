@@ -108,7 +108,9 @@ async def test_exploration_never_runs_at_or_below_the_threshold(tuned: Client):
     assert not any("exploration:" in r for hit in result["results"] for r in hit["reasons"])
 
 
-@pytest.mark.parametrize("tuned", [{"lcma.exploration": {"threshold": 0.0}}], indirect=True)
+@pytest.mark.parametrize(
+    "tuned", [{"lcma.exploration": {"threshold": 0.0, "slots": 1}}], indirect=True
+)
 async def test_a_hot_query_shows_an_exploration_pick_with_its_reason(tuned: Client):
     app: LithosApp = tuned.app  # type: ignore[attr-defined]
     await write_all(tuned, SOLAR + SCATTERED)
