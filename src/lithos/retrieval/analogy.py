@@ -53,10 +53,12 @@ class FrameIndex:
     def __init__(self, catalog: Catalog, files: KnowledgeFiles, min_slots: int = 2) -> None:
         self.catalog, self.files, self.min_slots = catalog, files, min_slots
         self._lock = threading.Lock()
+        self._loading = threading.Lock()
         self._parsed: dict[str, str] = {}  # note id -> content hash last parsed
         self._frames: dict[str, Frame] = {}
         self._postings: dict[str, set[str]] = {}
         self._complete = False
+        self._resets = 0  # a reset during a pass over the files means another pass is due
         self.parses = 0  # notes parsed so far: lets tests see nothing is parsed twice
 
     # -- index listener ----------------------------------------------------------------------
@@ -74,6 +76,7 @@ class FrameIndex:
     def reset(self) -> None:
         with self._lock:
             self._complete = False
+            self._resets += 1
 
     # -- reads ---------------------------------------------------------------------------------
 
@@ -105,8 +108,14 @@ class FrameIndex:
     def _ensure_complete(self) -> None:
         if self._complete:
             return
+        with self._loading:  # one pass over the files at a time; later callers find it done
+            if not self._complete:
+                self._load()
+
+    def _load(self) -> None:
         entries = self.catalog.entries()
         with self._lock:
+            resets = self._resets
             stale = [e for e in entries if self._parsed.get(e.id) != e.content_hash]
             live = {e.id for e in entries}
             for gone in [n for n in self._parsed if n not in live]:
@@ -121,7 +130,8 @@ class FrameIndex:
             with self._lock:
                 if self._parsed.get(entry.id) != entry.content_hash:
                     self._put(entry.id, entry.content_hash, note.content)
-        self._complete = True
+        with self._lock:
+            self._complete = self._resets == resets
 
     def _put(self, note_id: str, content_hash: str, body: str) -> None:
         if self._parsed.get(note_id) == content_hash:
