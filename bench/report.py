@@ -28,6 +28,7 @@ SECTION_TITLES = {
     "longmemeval": "## Retrieval quality: LongMemEval-S (development set)",
     "perf": "## Performance: PowerShell docs + tldr pages",
     "load": "## Server cost per call: wrk over streamable HTTP",
+    "explore": "## Exploration, analogy and the graph scout, with and without",
 }
 NOTES_MARK = "<!-- bench/NOTES.md -->"
 TOOLS_PLOTTED = ("read", "write_create", "search_fulltext", "search_semantic", "search_hybrid")
@@ -572,6 +573,54 @@ def plot_quality(result: dict[str, Any], target: Path) -> None:
     plt.close(fig)
 
 
+def explore_section(result: dict[str, Any]) -> list[str]:
+    """bench/explore_eval.py: explore's features with and without themselves, at limit 10."""
+    lines = [SECTION_TITLES["explore"], ""]
+    lines += machine_section(result["machine"])
+    load = result.get("load_average")
+    lines += [
+        f"- `lithos_retrieve` at limit {result['limit']}, each row with the `lcma` settings "
+        "shown (bench/explore_eval.py); temperature is the mean over the queries, hot the "
+        "share above `exploration.threshold`"
+        + (f"; load average {load[0]}, {load[1]}, {load[2]}" if load else ""),
+        "",
+    ]
+
+    def rows_table(title: str, rows: dict[str, Any]) -> list[str]:
+        metrics = list(next(iter(rows.values()))["scores"])
+        out = [title, ""]
+        out += table(
+            ["row", "lcma overrides", *metrics, "temperature", "hot", "median ms"],
+            [
+                [
+                    name,
+                    json.dumps(r["lcma"]) if r["lcma"] else "",
+                    *[r["scores"][m] for m in metrics],
+                    r["temperature_mean"],
+                    r["hot_share"],
+                    r["median_ms"],
+                ]
+                for name, r in rows.items()
+            ],
+        )
+        return out
+
+    scifact = result.get("scifact")
+    if scifact:
+        count = f"{scifact['corpus_docs']} abstracts, {scifact['test_queries']} test queries"
+        lines += rows_table(f"SciFact ({count}), before any feedback:", scifact["before_feedback"])
+        feedback = scifact["feedback"]
+        lines += rows_table(
+            f"SciFact after feedback on the train queries ({feedback['cited_notes']} citations, "
+            f"{feedback['edges']} typed edges):",
+            scifact["after_feedback"],
+        )
+    lme = result.get("longmemeval")
+    if lme:
+        lines += rows_table(f"LongMemEval-S ({lme['questions']} questions, overall):", lme["rows"])
+    return lines
+
+
 def _previous_sections(path: Path) -> dict[str, list[str]]:
     """The ``## `` sections of an existing RESULTS.md by title, without the notes."""
     if not path.exists():
@@ -613,6 +662,7 @@ def main(argv: list[str] | None = None) -> int:
         ("longmemeval", longmemeval_section, None),
         ("perf", perf_section, plot_latency),
         ("load", load_section, None),
+        ("explore", explore_section, None),
     ):
         path = args.out_dir / f"{name}.json"
         if not path.exists():

@@ -1,0 +1,46 @@
+"""bench/report.py's table of bench/explore_eval.py rows."""
+
+from __future__ import annotations
+
+import json
+
+from bench.explore_eval import ROWS
+from bench.report import SECTION_TITLES, explore_section
+
+MACHINE = {
+    "cpu_model": "cpu",
+    "cores": 2,
+    "memory_gb": 1,
+    "os": "os",
+    "python": "3.11",
+    "date": "today",
+    "commit": "abc",
+}
+
+
+def row(ndcg: float, lcma: dict) -> dict:
+    scores = {"ndcg@10": ndcg, "recall@10": 0.5}
+    return {
+        "lcma": lcma,
+        "scores": scores,
+        "temperature_mean": 0.7,
+        "hot_share": 0.9,
+        "median_ms": 3,
+    }
+
+
+def test_every_row_becomes_a_line_with_its_overrides():
+    rows = {name: row(0.5 + i / 100, lcma) for i, (name, lcma) in enumerate(ROWS.items())}
+    result = {
+        "machine": MACHINE,
+        "limit": 10,
+        "load_average": [1.0, 2.0, 3.0],
+        "longmemeval": {"questions": 6, "rows": rows},
+    }
+    lines = explore_section(result)
+    assert lines[0] == SECTION_TITLES["explore"]
+    assert "LongMemEval-S (6 questions, overall):" in lines
+    body = [line for line in lines if line.startswith("| ") and "ndcg@10" not in line]
+    assert len(body) == len(ROWS)
+    assert body[1].startswith("| no exploration | " + json.dumps(ROWS["no exploration"]))
+    assert body[0] == "| defaults |  | 0.5 | 0.5 | 0.7 | 0.9 | 3 |"
