@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lithos.domain.tags import clean_tags, inline_tags, note_tags
+from lithos.domain.tags import clean_tags, display_spelling, inline_tags, note_tags, tag_key
 from lithos.errors import InvalidInput
 
 
@@ -62,3 +62,11 @@ def test_note_tags_are_the_frontmatter_tags_then_new_inline_ones():
         "Ünïcode_tag",
         "last",
     )
+
+
+def test_spellings_of_one_tag_share_a_key_and_the_most_used_one_is_shown():
+    assert tag_key("Python") == tag_key("PYTHON") == tag_key("python") == "python"
+    assert tag_key("Über/Sub") == "über/sub"
+    assert clean_tags(["Python", "#python", "ML", "ml", "PYTHON"]) == ("Python", "ML")
+    assert display_spelling({"python": 3, "Python": 1}) == "python"
+    assert display_spelling({"python": 2, "Python": 2}) == "Python"

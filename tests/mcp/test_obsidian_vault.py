@@ -35,7 +35,8 @@ WRITTEN = [
     },
 ]
 BY_HAND = {
-    "Shopping list.md": "# Shopping\n\n- apples #groceries\n- for the [[Garden]]\n",
+    "Shopping list.md": "# Shopping\n\n- apples #groceries\n- #Python snacks\n"
+    "- for the [[Garden]]\n",
     "journal/Diary.md": "---\ntags: [journal]\nmood: fine\n---\n"
     "Read about the [[Event Loop#Details]] and [[Coroutines]] and [[Nowhere]]\n",
 }
@@ -107,12 +108,19 @@ async def test_obsidiantools_sees_the_links_and_tags_lithos_reports(client: Clie
     assert lithos_broken["Event Loop.md"] == {"Missing Note"}
     assert lithos_tags == obsidian_tags
     assert lithos_tags["home/Garden.md"] == {"outdoors", "tomatoes"}
-    assert (await call(client, "lithos_tags"))["tags"] == {
+    counts = (await call(client, "lithos_tags"))["tags"]
+    assert counts == {
         "asyncio": 1,
         "groceries": 1,
         "journal": 1,
         "outdoors": 1,
-        "python": 1,
+        "Python": 2,  # python (Event Loop) and #Python (Shopping list): one tag, as in Obsidian
         "python/async": 1,
         "tomatoes": 1,
     }
+    # obsidiantools keeps each spelling apart; Obsidian's tag pane, like lithos_tags, does not.
+    obsidian_counts: dict[str, int] = {}
+    for note_tags in obsidian_tags.values():
+        for key in {tag.lower() for tag in note_tags}:
+            obsidian_counts[key] = obsidian_counts.get(key, 0) + 1
+    assert {tag.lower(): n for tag, n in counts.items()} == obsidian_counts

@@ -34,19 +34,33 @@ def is_valid_tag(tag: str) -> bool:
 
 
 def clean_tags(tags: Sequence[str]) -> tuple[str, ...]:
-    """Tags as given by an agent, each without a leading ``#``, duplicates dropped.
+    """Tags as given by an agent, each without a leading ``#``, duplicates (in any case: they
+    are one tag) dropped, the first spelling kept.
 
     Raises InvalidInput naming the first tag Obsidian could not use, with a form it could.
     """
-    cleaned: dict[str, None] = {}
+    cleaned: dict[str, str] = {}
     for raw in tags:
         tag = raw.strip().removeprefix("#")
         if not tag:
             continue
         if not is_valid_tag(tag):
             raise InvalidInput(_refusal(raw))
-        cleaned.setdefault(tag, None)
-    return tuple(cleaned)
+        cleaned.setdefault(tag_key(tag), tag)
+    return tuple(cleaned.values())
+
+
+def tag_key(tag: str) -> str:
+    """The form two spellings of one tag share: Obsidian treats ``#Python`` and ``#python`` as
+    one tag (it lowercases tags to compare them), and so does every Lithos tag filter and count.
+    """
+    return tag.lower()
+
+
+def display_spelling(spellings: dict[str, int]) -> str:
+    """The spelling to show for one tag, given how many notes use each: the most used one,
+    and of equally used ones the first in sort order (``Python`` before ``python``)."""
+    return min(spellings, key=lambda spelling: (-spellings[spelling], spelling))
 
 
 def filter_tags(tags: Iterable[str]) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ from lithos.domain.retrieval import (
     new_receipt_id,
 )
 from lithos.domain.scope import Scope, is_visible
+from lithos.domain.tags import filter_tags
 from lithos.domain.timestamps import format_timestamp, utc_now
 from lithos.errors import DocNotFound, InvalidInput, LcmaDisabled, LithosError, ReceiptNotFound
 from lithos.retrieval import rank
@@ -291,7 +292,7 @@ class RetrievalService:
     def _eligibility(self, query: RetrievalQuery) -> Eligibility:
         scope = Scope(agent_id=query.agent_id, task_id=query.task_id)
         search_filter = SearchFilter(
-            tags=query.tags,
+            tags=filter_tags(query.tags),
             path_prefix=clean_prefix(query.path_prefix),
             namespaces=query.namespace_filter,
             scope=scope,

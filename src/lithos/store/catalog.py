@@ -18,6 +18,7 @@ from lithos.domain.filters import SearchFilter
 from lithos.domain.metadata import AccessScope, NoteStatus, NoteType
 from lithos.domain.notes import Note
 from lithos.domain.scope import Scope
+from lithos.domain.tags import display_spelling, tag_key
 from lithos.errors import StoreCorrupt
 from lithos.store.sqlite import Database, Migration
 
@@ -108,11 +109,23 @@ CATALOG_MIGRATIONS = [
             WHERE status = 'quarantined' OR access_scope IN ('agent_private', 'task')
         """,
     ),
+    Migration(
+        "0005_tag_keys",
+        # Tags compare case-insensitively, by tag_key (domain.tags.tag_key), which replaces
+        # 0004's index on lower(tag). SQLite's lower() knows only ASCII; CATALOG_FORMAT 3
+        # re-derives every row with the real key.
+        """
+        ALTER TABLE note_tags ADD COLUMN tag_key TEXT NOT NULL DEFAULT '';
+        UPDATE note_tags SET tag_key = lower(tag);
+        DROP INDEX IF EXISTS note_tags_lower;
+        CREATE INDEX note_tags_key ON note_tags(tag_key)
+        """,
+    ),
 ]
 
 
 # Bump when notes are turned into catalog rows differently: the catalog is then re-derived.
-CATALOG_FORMAT = 2  # 2: tags include the inline #tags of the body
+CATALOG_FORMAT = 3  # 2: tags include the inline #tags of the body; 3: tag keys
 # The reason of a mark written before a file changed, still there: the process stopped (or was
 # killed) before the note's index update finished. Start-up re-indexes such a path.
 INTERRUPTED = "interrupted: the file changed and its index update did not finish"
@@ -284,14 +297,14 @@ class Catalog:
     def tagged(self, tags: Sequence[str], limit: int) -> list[tuple[str, str, tuple[str, ...]]]:
         """``(id, updated_at, matched tags)`` of notes carrying any of ``tags`` (compared
         case-insensitively), most matched tags then newest first."""
-        wanted = sorted({t.lower() for t in tags})
+        wanted = sorted({tag_key(t) for t in tags})
         if not wanted or limit < 1:
             return []
         marks = ",".join("?" * len(wanted))
         sql = (
             "SELECT n.id, n.updated_at, group_concat(t.tag, char(31)) AS matched"
             " FROM note_tags t JOIN notes n ON n.id = t.note_id"
-            f" WHERE lower(t.tag) IN ({marks}) GROUP BY n.id"
+            f" WHERE t.tag_key IN ({marks}) GROUP BY n.id"
             " ORDER BY count(*) DESC, n.updated_at DESC, n.id LIMIT ?"
         )
         rows = self.db.call(lambda c: c.execute(sql, [*wanted, limit]).fetchall())
@@ -317,13 +330,29 @@ class Catalog:
         return int(self.db.call(lambda c: c.execute("SELECT count(*) FROM notes").fetchone()[0]))
 
     def tag_counts(self, scope: Scope | None = None) -> dict[str, int]:
-        """Notes per tag; with ``scope``, only the notes that scope may see are counted."""
+        """Notes per tag, spellings of one tag counted together (``#Python`` and ``#python``
+        are one tag) under the most used spelling; with ``scope``, only the notes that scope
+        may see are counted."""
         where, params = ("", []) if scope is None else _visible(scope)
         sql = (
-            "SELECT tag, count(*) FROM note_tags JOIN notes ON notes.id = note_tags.note_id"
-            f" {'WHERE ' + where if where else ''} GROUP BY tag ORDER BY tag"
+            "SELECT tag_key, tag, count(*) FROM note_tags JOIN notes ON notes.id = note_id"
+            f" {'WHERE ' + where if where else ''} GROUP BY tag_key, tag"
         )
-        return {r[0]: r[1] for r in self.db.call(lambda c: c.execute(sql, params).fetchall())}
+        notes_sql = (
+            "SELECT tag_key, count(DISTINCT note_id) FROM note_tags JOIN notes"
+            f" ON notes.id = note_id {'WHERE ' + where if where else ''} GROUP BY tag_key"
+        )
+
+        def read(conn: sqlite3.Connection) -> tuple[list[tuple[str, str, int]], dict[str, int]]:
+            spellings = conn.execute(sql, params).fetchall()
+            return spellings, dict(conn.execute(notes_sql, params).fetchall())
+
+        rows, notes = self.db.call(read)
+        spellings: dict[str, dict[str, int]] = {}
+        for key, tag, count in rows:
+            spellings.setdefault(key, {})[tag] = count
+        shown = {display_spelling(spelled): notes[key] for key, spelled in spellings.items()}
+        return dict(sorted(shown.items(), key=lambda item: tag_key(item[0])))
 
     def hidden_ids(self, scope: Scope) -> set[str]:
         """Ids of the notes ``scope`` may not see (usually few): what a store that cannot read
@@ -445,7 +474,10 @@ def _upsert_one(conn: sqlite3.Connection, record: CatalogRecord) -> None:
             note.metadata.expires_at,
         ),
     )
-    conn.executemany("INSERT INTO note_tags VALUES (?, ?)", [(note.id, t) for t in note.tags])
+    conn.executemany(
+        "INSERT INTO note_tags(note_id, tag, tag_key) VALUES (?, ?, ?)",
+        [(note.id, t, tag_key(t)) for t in note.tags],
+    )
     conn.executemany(
         "INSERT INTO note_derived_from VALUES (?, ?)",
         [(note.id, source) for source in note.metadata.derived_from_ids],
@@ -517,9 +549,9 @@ def _filters(query: SearchFilter) -> tuple[str, list[object]]:
         params.append(prefix + "%")
     for tag in query.tags:
         clauses.append(
-            "EXISTS (SELECT 1 FROM note_tags t WHERE t.note_id = notes.id AND t.tag = ?)"
+            "EXISTS (SELECT 1 FROM note_tags t WHERE t.note_id = notes.id AND t.tag_key = ?)"
         )
-        params.append(tag)
+        params.append(tag_key(tag))
     if query.author:
         clauses.append("author = ?")
         params.append(query.author)

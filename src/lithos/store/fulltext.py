@@ -31,6 +31,7 @@ from types import TracebackType
 import tantivy
 from tantivy import IndexWriter, Occur, Query
 
+from lithos.domain.tags import tag_key
 from lithos.errors import IndexCorrupt, IndexLocked, InvalidInput
 
 logger = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ class FullTextHit:
 
 
 # Bump with any change to build_schema or to what a document holds: the index is re-derived.
-FULLTEXT_FORMAT = 2  # 2: tags include the inline #tags of the body
+FULLTEXT_FORMAT = 3  # 2: tags include the inline #tags of the body; 3: tags by tag_key
 
 
 def build_schema() -> tantivy.Schema:
@@ -418,7 +419,7 @@ class FullTextIndex:
     ) -> Query:
         if only_ids is not None and not only_ids:
             return Query.empty_query()
-        filters = [Query.term_query(self._schema, "tags", tag, "basic") for tag in tags]
+        filters = [Query.term_query(self._schema, "tags", tag_key(tag), "basic") for tag in tags]
         if only_ids is not None:
             filters.append(Query.term_set_query(self._schema, "id", list(only_ids)))
         if author is not None:
@@ -485,8 +486,8 @@ def _to_document(doc: FullTextDoc) -> tantivy.Document:
     document.add_text("content", doc.content)
     document.add_text("path", doc.path)
     document.add_text("author", doc.author)
-    for tag in doc.tags:
-        document.add_text("tags", tag)
+    for tag in doc.tags:  # indexed by key: #Python and #python are one tag
+        document.add_text("tags", tag_key(tag))
     document.add_text("content_hash", doc.content_hash)
     document.add_text("updated_at", doc.updated_at)
     return document
