@@ -98,10 +98,11 @@ class ErrorEnvelope(Middleware):
 
     def _envelope(self, exc: LithosError) -> ToolResult:
         body = _scrub(exc.envelope(), self._root)
+        # The envelope goes as text only: structuredContent must match the tool's output
+        # schema, and TypeScript SDK clients (the MCP Inspector among them) check it against
+        # that schema even on isError results, rejecting the whole answer.
         return ToolResult(
-            content=[mt.TextContent(type="text", text=json.dumps(body))],
-            structured_content=body,
-            is_error=True,
+            content=[mt.TextContent(type="text", text=json.dumps(body))], is_error=True
         )
 
 
