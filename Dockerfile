@@ -2,7 +2,10 @@
 # no download at run time. Data (knowledge/ and .lithos/) lives in the /data volume.
 #   docker build -t lithos .
 #   docker run -p 127.0.0.1:8765:8765 -v lithos-data:/data lithos
-FROM python:3.11-slim
+# BASE may be any image with Python 3.11+ and its venv module (scripts/docker_smoke.sh uses a
+# local Debian one where Docker Hub cannot be reached).
+ARG BASE=python:3.11-slim
+FROM ${BASE}
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
@@ -12,13 +15,15 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /build
 COPY pyproject.toml README.md LICENSE ./
 COPY src ./src
-RUN pip install . && rm -rf /build \
+# Lithos lives in its own venv (a distribution's Python may refuse a system-wide pip install).
+RUN python3 -m venv /opt/lithos && /opt/lithos/bin/pip install . && rm -rf /build \
     && useradd --system --uid 10001 --home-dir /data lithos \
     && mkdir -p /data && chown lithos /data
 
 # Inside the container Lithos must listen on every interface for the published port to reach
 # it; publish that port only where the (unauthenticated) knowledge base may be reached.
-ENV LITHOS_HOST=0.0.0.0 \
+ENV PATH=/opt/lithos/bin:$PATH \
+    LITHOS_HOST=0.0.0.0 \
     LITHOS_PORT=8765 \
     LITHOS_DATA_DIR=/data
 
