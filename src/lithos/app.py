@@ -185,6 +185,7 @@ class LithosApp:
             self.agents,
             cfg.storage.max_content_bytes,
             file_names=cfg.storage.file_names,
+            catalog_ready=partial(self.stores.require, "catalog"),
         )
         self.edges = EdgeService(
             self.edge_store,
@@ -318,12 +319,12 @@ class LithosApp:
                 self.vectors,
                 lcma.vector_floor,
                 lcma.vector_ceiling,
-                ready=partial(self.stores.require, "vectors"),
+                ready=partial(self.stores.require_all, ("catalog", "vectors")),
             ),
             scouts.LexicalScout(
                 self.fulltext,
                 lcma.lexical_saturation,
-                ready=partial(self.stores.require, "fulltext"),
+                ready=partial(self.stores.require_all, ("catalog", "fulltext")),
             ),
             scouts.ExactAliasScout(self.graph),
             scouts.TagsRecencyScout(self.catalog, lcma.recency_half_life_days),

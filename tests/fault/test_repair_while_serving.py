@@ -11,6 +11,7 @@ import pytest
 from fastmcp import Client
 
 from lithos.app import LithosApp
+from lithos.errors import StoreCorrupt
 from tests.damage import block_next_deletes
 from tests.support import call, get_health
 
@@ -135,3 +136,29 @@ async def test_health_is_degraded_but_200_while_an_index_update_waits_for_its_re
     monkeypatch.setattr(app.vectors, "set_note", real)
     app.repair.start()
     eventually(lambda: app.health()["status"] == "ok")
+
+
+async def test_reads_and_searches_answer_unavailable_while_the_catalog_is_rebuilt(
+    app: LithosApp, client: Client, data_dir: Path
+):
+    note = await call(client, "lithos_write", agent="a", title="Kept", content="hotel words")
+    assert app.repair is not None
+    app.repair.stop()  # hold the repair back: the catalog stays broken
+    app.stores.report(StoreCorrupt("catalog.db is damaged", data_dir / ".index" / "catalog.db"))
+    for tool, arguments in [
+        ("lithos_read", {"id": note["id"]}),
+        ("lithos_list", {}),
+        ("lithos_search", {"query": "hotel"}),
+        ("lithos_search", {"query": "hotel", "mode": "hybrid"}),
+    ]:
+        refused = await call(client, tool, **arguments)
+        assert refused["code"] == "index_unavailable", tool  # not doc_not_found, not a leak
+        assert refused["details"]["index"] == "catalog"
+    retrieved = await call(client, "lithos_retrieve", query="hotel")
+    assert {"scout_lexical", "scout_vector"} <= set(retrieved["failed_scouts"])
+    app.repair.start()
+    assert app.stores.wait_rebuilt(timeout=30)
+    read = await call(client, "lithos_read", id=note["id"])
+    assert read["title"] == "Kept"
+    found = await call(client, "lithos_search", query="hotel")
+    assert [hit["id"] for hit in found["results"]] == [note["id"]]

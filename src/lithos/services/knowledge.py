@@ -8,7 +8,7 @@ queued, never awaited.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import MutableSequence, Sequence
+from collections.abc import Callable, MutableSequence, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -81,10 +81,14 @@ class KnowledgeService:
         agents: AgentRegistry,
         max_content_bytes: int,
         file_names: FileNames = "title",
+        catalog_ready: Callable[[], None] = lambda: None,
     ) -> None:
         """``file_names``: ``title`` names a new note's file after its title (``Event
         Loop.md``, what Obsidian shows and resolves ``[[Event Loop]]`` to), ``slug`` after its
-        slug (``event-loop.md``)."""
+        slug (``event-loop.md``). ``catalog_ready`` raises while the catalog is being rebuilt:
+        reads and lists then answer ``index_unavailable`` instead of ``doc_not_found`` or a
+        short list (writes wait for the rebuild on the indexer lock)."""
+        self._catalog_ready = catalog_ready
         self.files = files
         self.indexer = indexer
         self.catalog = indexer.catalog
@@ -111,7 +115,8 @@ class KnowledgeService:
     async def read(
         self, note_id: str | None = None, path: str | None = None, max_length: int | None = None
     ) -> dict[str, Any]:
-        """A note's content and metadata; raises DocNotFound, InvalidInput."""
+        """A note's content and metadata; raises DocNotFound, InvalidInput, IndexUnavailable."""
+        self._catalog_ready()
         return await asyncio.to_thread(self._read, note_id, path, max_length)
 
     async def delete(self, note_id: str, agent: str | None = None) -> dict[str, Any]:
@@ -125,6 +130,7 @@ class KnowledgeService:
         return result
 
     async def list(self, query: ListQuery) -> dict[str, Any]:
+        self._catalog_ready()
         if query.filter.path_prefix:
             cleaned = replace(query.filter, path_prefix=clean_prefix(query.filter.path_prefix))
             query = replace(query, filter=cleaned)

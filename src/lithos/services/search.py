@@ -81,6 +81,9 @@ class SearchService:
             raise InvalidInput("query must not be empty")
         search_filter = _cleaned(search_filter or SearchFilter())
         capped = max(1, min(limit, self.max_results))
+        # Every mode filters by the catalog (who may see a note): a half-filled one would
+        # leak notes it does not know are private.
+        self._require("catalog")
         missing: IndexUnavailable | None = None
         if mode == "fulltext":
             self._require("fulltext")

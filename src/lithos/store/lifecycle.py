@@ -223,6 +223,11 @@ class StoreKeeper:
             self.heal()
         raise StoreCorrupt("the indexes keep breaking while they are rebuilt", self.data_dir)
 
+    def require_all(self, names: Sequence[str]) -> None:
+        """:meth:`require` each of ``names``: a reader filtered by the catalog needs it too."""
+        for name in names:
+            self.require(name)
+
     def require(self, name: str) -> None:
         """Raise :class:`IndexUnavailable` (with the state and progress) unless the store
         ``name`` is ``ok``: a store being refilled holds only some notes, and answering
