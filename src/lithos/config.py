@@ -243,8 +243,8 @@ class LcmaConfig(_Section):
     # Phase B: how many notes each expansion scout adds per call.
     expansion_depth: int = Field(default=20, ge=0, le=1000)
     scout_weights: dict[str, float] = {
-        "scout_vector": 0.7,
-        "scout_lexical": 0.3,
+        "scout_vector": 0.4,
+        "scout_lexical": 0.6,
         "scout_exact_alias": 0.5,
         "scout_tags_recency": 0.1,
         "scout_freshness": 0.1,
@@ -260,7 +260,7 @@ class LcmaConfig(_Section):
     # Calibration: cosine similarity mapped linearly from [floor, ceiling] to [0, 1]; BM25
     # saturates as score / (score + lexical_saturation).
     vector_floor: float = Field(default=0.1, ge=0.0, le=1.0)
-    vector_ceiling: float = Field(default=0.6, ge=0.0, le=1.0)
+    vector_ceiling: float = Field(default=0.7, ge=0.0, le=1.0)
     lexical_saturation: float = Field(default=20.0, gt=0.0)
     note_type_priors: dict[str, float] = {
         "summary": 0.03,
