@@ -105,27 +105,30 @@ def diversify(
     head, tail = list(candidates[:window]), list(candidates[window:])
     if mmr_lambda >= 1.0 or len(head) < 2:
         return [*head, *tail]
-    chosen: list[Candidate] = []
-    chosen_vectors: list[np.ndarray] = []
     span = max(1e-6, 1.0 - similarity_floor)
-    while head:
-        best_index, best_value, best_redundancy = 0, -math.inf, 0.0
-        for index, c in enumerate(head):
-            redundancy = 0.0
-            vector = vectors.get(c.note_id)
-            if vector is not None and chosen_vectors:
-                closest = max(float(vector @ other) for other in chosen_vectors)
-                redundancy = max(0.0, (closest - similarity_floor) / span)
-            value = mmr_lambda * c.score - (1 - mmr_lambda) * redundancy
-            if value > best_value:
-                best_index, best_value, best_redundancy = index, value, redundancy
-        pick = head.pop(best_index)
-        if best_redundancy > 0:
+    dimension = next((len(v) for v in vectors.values()), 0)
+    has = np.array([c.note_id in vectors for c in head])
+    matrix = np.zeros((len(head), dimension), dtype=np.float32)
+    for i, c in enumerate(head):
+        if has[i]:
+            matrix[i] = vectors[c.note_id]
+    similarity = matrix @ matrix.T
+    scores = np.array([c.score for c in head])
+    # The cosine of each candidate to its closest pick so far (-inf: no pick with a vector).
+    closest = np.full(len(head), -np.inf)
+    left = np.ones(len(head), dtype=bool)
+    chosen: list[Candidate] = []
+    for _ in range(len(head)):
+        redundancy = np.where(has, np.maximum(0.0, (closest - similarity_floor) / span), 0.0)
+        value = np.where(left, mmr_lambda * scores - (1 - mmr_lambda) * redundancy, -np.inf)
+        best = int(np.argmax(value))
+        left[best] = False
+        pick = head[best]
+        if redundancy[best] > 0:
             pick.reasons.append(
-                f"diversity: near-duplicate of a higher result ({best_redundancy:.2f})"
+                f"diversity: near-duplicate of a higher result ({redundancy[best]:.2f})"
             )
         chosen.append(pick)
-        vector = vectors.get(pick.note_id)
-        if vector is not None:
-            chosen_vectors.append(vector)
+        if has[best]:
+            closest = np.maximum(closest, similarity[:, best])
     return [*chosen, *tail]
