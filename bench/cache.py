@@ -1,8 +1,9 @@
 """A vector cache shared by benchmark runs, so each chunk text is embedded once per model.
 
-The cache is one SQLite file with the vector store's own key, ``(model_id, chunk_hash)``, where
-``chunk_hash`` is the sha256 of the chunk text: a vector is only ever reused for the same text
-under the same model, so the cache cannot serve a stale vector. :func:`seed` copies it into a
+The cache is one SQLite file keyed by ``(model_id, chunk_hash)``, where ``chunk_hash`` is the
+sha256 of the chunk text: a vector is only ever reused for the same text under the same model,
+so the cache cannot serve a stale vector. It holds the shipped model's vectors only; the vector
+store keys them by that model's embedding space id. :func:`seed` copies it into a
 fresh data directory before Lithos starts; :func:`save` copies new vectors back afterwards.
 """
 
@@ -11,10 +12,12 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from lithos.store.embedder import DIMENSION, MODEL_ID
+from lithos.domain.embedding import space_of
+from lithos.store.embedder import OnnxEmbedder
 from lithos.store.vectors import VectorStore
 
 DEFAULT = Path(__file__).resolve().parent / ".cache" / "vectors.db"
+SPACE = space_of(OnnxEmbedder())
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS embeddings (model_id TEXT NOT NULL, chunk_hash TEXT NOT NULL,"
@@ -32,11 +35,13 @@ def seed(data_dir: Path, cache: Path = DEFAULT) -> int:
     Call before Lithos opens ``data_dir``. Returns how many vectors the store holds after.
     """
     target = vectors_db(data_dir)
-    VectorStore(target, MODEL_ID, DIMENSION).close()  # creates the schema Lithos expects
+    # Creates the schema Lithos expects, with the shipped model's space active.
+    VectorStore(target, SPACE.model_id, SPACE.dimension, revision=SPACE.revision).close()
     if not cache.exists():
         return 0
     with sqlite3.connect(target) as conn:
-        return _copy_in(conn, cache)
+        into = "embeddings(space_id, chunk_hash, vector)"
+        return _copy_in(conn, cache, into, SPACE.id, ("model_id", SPACE.model_id))
 
 
 def save(data_dir: Path, cache: Path = DEFAULT) -> int:
@@ -51,16 +56,22 @@ def save(data_dir: Path, cache: Path = DEFAULT) -> int:
     with sqlite3.connect(cache, timeout=60) as conn:
         conn.execute(_SCHEMA)
         before = conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
-        return _copy_in(conn, source) - int(before)
+        into = "embeddings(model_id, chunk_hash, vector)"
+        return _copy_in(conn, source, into, SPACE.model_id, ("space_id", SPACE.id)) - int(before)
 
 
-def _copy_in(conn: sqlite3.Connection, other: Path) -> int:
-    """Add the vectors of the database at ``other`` that ``conn`` lacks; returns how many
-    ``conn`` holds afterwards."""
+def _copy_in(
+    conn: sqlite3.Connection, other: Path, into: str, key: str, source: tuple[str, str]
+) -> int:
+    """Add the shipped model's vectors of the database at ``other`` (those whose column
+    ``source[0]`` is ``source[1]``) that ``conn`` lacks, into ``into`` under ``key``; returns
+    how many vectors ``conn`` holds afterwards. (The cache keys them by model id, the vector
+    store by embedding space id.)"""
     conn.execute("ATTACH DATABASE ? AS other", (str(other),))
     conn.execute(
-        "INSERT OR IGNORE INTO main.embeddings(model_id, chunk_hash, vector)"
-        " SELECT model_id, chunk_hash, vector FROM other.embeddings"
+        f"INSERT OR IGNORE INTO main.{into} SELECT ?, chunk_hash, vector FROM other.embeddings"
+        f" WHERE {source[0]} = ?",
+        (key, source[1]),
     )
     conn.commit()
     count = conn.execute("SELECT COUNT(*) FROM main.embeddings").fetchone()[0]

@@ -21,8 +21,11 @@ class HashingEmbedder:
     order, so tests can prove a text was never embedded twice.
     """
 
-    def __init__(self, dimension: int = 384, model_id: str = "hashing-test") -> None:
+    def __init__(
+        self, dimension: int = 384, model_id: str = "hashing-test", revision: str = ""
+    ) -> None:
         self.model_id = model_id
+        self.revision = revision
         self.dimension = dimension
         self.embedded_texts: list[str] = []
         self.warmed = False

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from lithos.config import LithosConfig
 from lithos.domain.edges import DecayCurve, DecayPolicy, EdgeRules
-from lithos.domain.embedding import Embedder
+from lithos.domain.embedding import Embedder, EmbeddingSpace, space_of
 from lithos.domain.memory import ConceptRules, ConsolidationRules, SalienceDecay
 from lithos.domain.retrieval import GraphLearning, LearningRules
 from lithos.domain.timestamps import utc_now
@@ -62,11 +62,12 @@ from lithos.services.watcher import KnowledgeWatcher
 from lithos.store.catalog import Catalog
 from lithos.store.coordination import COORDINATION_MIGRATIONS
 from lithos.store.edges import EDGE_MIGRATIONS, SqliteEdgeStore
-from lithos.store.embedder import create_embedder
+from lithos.store.embedder import create_embedder, embedder_for
 from lithos.store.fulltext import FullTextIndex, writer_lock_is_held
 from lithos.store.identities import IDENTITY_MIGRATIONS, IdentityMap
 from lithos.store.lifecycle import (
     Health,
+    OnCorrupt,
     StoreKeeper,
     StoreStatus,
     open_authoritative,
@@ -144,7 +145,10 @@ class LithosApp:
         self.stores = StoreKeeper(data, lock)
         self._open_derived(read_only)
         self.embedding = EmbeddingWorker(
-            self.vectors, self.embedder, batch_size=cfg.search.embedding_batch_size
+            self.vectors,
+            self.embedder,
+            batch_size=cfg.search.embedding_batch_size,
+            migrate=cfg.search.space_migration == "lazy",
         )
         self.graph = LinkGraph(self.catalog)
         self.edge_store = SqliteEdgeStore(self._open_state("edges"), _edge_rules(cfg))
@@ -202,7 +206,6 @@ class LithosApp:
             self.catalog,
             self.fulltext,
             self.vectors,
-            self.embedder,
             default_threshold=cfg.search.semantic_threshold,
             max_results=cfg.search.max_results,
             fusion=cfg.search.hybrid_fusion,
@@ -259,12 +262,24 @@ class LithosApp:
         data = self.config.data_dir
         catalog_path = data / ".index" / "catalog.db"
         vectors_path = data / ".vectors" / "vectors.db"
-        model, dimension = self.embedder.model_id, self.embedder.dimension
+        space = space_of(self.embedder)
+        self._space_embedders: dict[EmbeddingSpace, Embedder] = {space: self.embedder}
+
+        def vector_store(report: OnCorrupt | None = None) -> VectorStore:
+            return VectorStore(
+                vectors_path,
+                space.model_id,
+                space.dimension,
+                report,
+                revision=space.revision,
+                embedders=self._space_embedder,
+            )
+
         tantivy = data / ".tantivy"
         if read_only:
             self.catalog = Catalog(catalog_path)
             self.fulltext = FullTextIndex(tantivy, read_only=True)
-            self.vectors = VectorStore(vectors_path, model, dimension)
+            self.vectors = vector_store()
             return
         stores = self.stores
         self.catalog = stores.open(
@@ -276,11 +291,17 @@ class LithosApp:
             lambda report: FullTextIndex(tantivy, on_corrupt=report),
             in_use=lambda: writer_lock_is_held(tantivy),
         )
-        self.vectors = stores.open(
-            "vectors",
-            vectors_path.parent,
-            lambda report: VectorStore(vectors_path, model, dimension, report),
-        )
+        self.vectors = stores.open("vectors", vectors_path.parent, vector_store)
+
+    def _space_embedder(self, space: EmbeddingSpace) -> Embedder | None:
+        """The embedder of ``space`` (the configured one, or a known model's), kept once made
+        so its model loads once."""
+        embedder = self._space_embedders.get(space)
+        if embedder is None:
+            embedder = embedder_for(space)
+            if embedder is not None:
+                self._space_embedders[space] = embedder
+        return embedder
 
     def build_retrieval(self) -> RetrievalService:
         """The retrieval pipeline over the open stores, from the current ``lcma`` settings
@@ -483,8 +504,11 @@ class LithosApp:
                 "vector_documents": vectors.notes if vectors else None,
                 "embedded_chunks": vectors.embedded_chunks if vectors else None,
                 "pending_chunks": vectors.pending_chunks if vectors else None,
+                "migrating_chunks": vectors.migrating_chunks if vectors else None,
                 "pending_index_updates": len(self.indexer.deferred()),
                 "embedding_model": self.embedder.model_id,
+                "embedding_space": self.vectors.space.id,
+                "retiring_spaces": [s.id for s in self.vectors.searched_spaces()[1:]],
             },
             "stores": self.store_states(),
             "problems": len(problems) if problems is not None else None,

@@ -82,6 +82,9 @@ class SearchConfig(_Section):
     embedding_model: str = "all-MiniLM-L6-v2"
     embedding_threads: int = Field(default=1, ge=1, le=64)
     embedding_batch_size: int = Field(default=8, ge=1, le=256)
+    # After a model change: "lazy" re-embeds old chunks in the background, after new text;
+    # "batch" leaves them to `lithos reembed` (searched in the old space until then).
+    space_migration: Literal["lazy", "batch"] = "lazy"
     semantic_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
     max_results: int = Field(default=50, ge=1, le=1000)
     chunk_size: int = Field(default=500, ge=50)

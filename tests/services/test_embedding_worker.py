@@ -207,3 +207,33 @@ def test_the_worker_loads_the_model_before_any_search_needs_it(vectors: VectorSt
         assert worker.wait_idle(5) and embedder.warmed
     finally:
         worker.stop()
+
+
+@pytest.mark.parametrize("migrate", [True, False])
+def test_after_a_model_change_the_worker_migrates_only_when_lazy(
+    tmp_path: Path, migrate: bool
+) -> None:
+    path = tmp_path / "vectors.db"
+    old = VectorStore(path, "hashing-test", 384)
+    add_notes(old, 4, chunks_per_note=1)
+    while batch := old.pending(8):
+        old.store_embeddings([(h, HashingEmbedder().vector(t)) for h, t in batch])
+    old.close()
+    new_model = HashingEmbedder(dimension=64, model_id="hashing-small")
+    store = VectorStore(path, "hashing-small", 64)
+    store.set_note("fresh", "h", ["brand new text"])
+    worker = EmbeddingWorker(store, new_model, migrate=migrate)
+    worker.start()
+    try:
+        assert worker.wait_idle(10)
+        counts = store.counts()
+        assert counts.pending_chunks == 0
+        if migrate:
+            assert (counts.embedded_chunks, counts.migrating_chunks) == (5, 0)
+            assert len(store.searched_spaces()) == 1  # the old space is retired
+        else:
+            assert (counts.embedded_chunks, counts.migrating_chunks) == (1, 4)
+            assert new_model.embedded_texts == ["brand new text"]
+    finally:
+        worker.stop()
+        store.close()

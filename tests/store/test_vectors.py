@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from lithos.domain.chunks import chunk_hash
-from lithos.errors import ConfigError
+from lithos.domain.embedding import QueryVectors
 from lithos.store.vectors import VectorCounts, VectorStore
 from tests.fakes import HashingEmbedder
 
@@ -270,18 +270,30 @@ def test_wrong_vector_shape_is_rejected(store: VectorStore) -> None:
     assert store.pending(5) == [(chunk_hash("x"), "x")]
 
 
-def test_opening_with_a_different_dimension_for_a_model_fails_clearly(
+def test_a_different_dimension_is_a_new_space_and_the_old_vectors_stay_searchable(
     path: Path, store: VectorStore, embedder: HashingEmbedder
 ) -> None:
     store.set_note("n", "h", ["dimension check"])
     embed_pending(store, embedder)
     store.close()
-    wrong = VectorStore(path, embedder.model_id, 128)
+    small = HashingEmbedder(dimension=128)
+    wider = VectorStore(path, embedder.model_id, 128)
     try:
-        with pytest.raises(ConfigError, match="384-dimensional"):
-            wrong.search(np.ones(128, dtype=np.float32), 5)
+        assert [s.id for s in wider.searched_spaces()] == [
+            "hashing-test/128/l2",
+            "hashing-test/384/l2",
+        ]
+        assert wider.search(small.vector("dimension check"), 5) == []  # nothing in 128 yet
+        query = QueryVectors(
+            wider.space.id,
+            {
+                wider.space.id: small.vector("dimension check"),
+                "hashing-test/384/l2": embedder.vector("dimension check"),
+            },
+        )
+        assert [hit.note_id for hit in wider.search(query, 5)] == ["n"]
     finally:
-        wrong.close()
+        wider.close()
 
 
 def test_concurrent_writes_and_searches_stay_consistent(

@@ -1,4 +1,5 @@
-"""The ``lithos`` command: serve, stats, search, reindex, validate, doctor, adopt, audit."""
+"""The ``lithos`` command: serve, stats, search, reindex, reembed, validate, doctor, adopt,
+audit."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from lithos.cli.tables import render_stats
 from lithos.config import LithosConfig, load_config
 from lithos.errors import DataDirNotFound, LithosError
 from lithos.runtime import limit_malloc_arenas
+from lithos.services.reembed import reembed
 from lithos.services.search import Mode
 from lithos.services.validation import validate
 
@@ -30,7 +32,9 @@ log = logging.getLogger("lithos.cli")
 
 # Commands that read an existing knowledge base: a data directory that does not exist is a
 # mistyped path, not a request to start an empty one (only `serve` creates one).
-NEEDS_EXISTING_DATA = frozenset({"stats", "search", "reindex", "validate", "adopt", "audit"})
+NEEDS_EXISTING_DATA = frozenset(
+    {"stats", "search", "reindex", "reembed", "validate", "adopt", "audit"}
+)
 EXIT_PROBLEMS = 1
 EXIT_ERROR = 2
 
@@ -89,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     reindex.add_argument("--clear", action="store_true", help="rebuild every index from scratch")
     reindex.add_argument("--no-embed", action="store_true", help="leave embedding to the server")
 
+    commands.add_parser(
+        "reembed",
+        help="embed every chunk in the configured model's space now, then retire the old space",
+        parents=shared,
+    )
+
     commands.add_parser("validate", help="report broken links and bad frontmatter", parents=shared)
 
     doctor = commands.add_parser(
@@ -126,6 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "stats": _stats,
             "search": _search,
             "reindex": _reindex,
+            "reembed": _reembed,
             "validate": _validate,
             "doctor": _doctor,
             "adopt": _adopt,
@@ -236,6 +247,22 @@ def _reindex_logged(config: LithosConfig, args: argparse.Namespace) -> int:
     return 0
 
 
+def _reembed(config: LithosConfig, args: argparse.Namespace) -> int:
+    with file_log(config.data_dir):
+        app = LithosApp(config).open()
+        try:
+            app.reconcile()  # the chunks to embed are those of the files as they are now
+            chunks = ProgressBar("reembed")
+            report = reembed(
+                app.vectors, app.embedder, config.search.embedding_batch_size, progress=chunks
+            )
+            chunks.finish()
+        finally:
+            app.close()
+    _print(report.as_dict())
+    return 0
+
+
 def _validate(config: LithosConfig, args: argparse.Namespace) -> int:
     app = LithosApp(config).open(read_only=True)
     try:
@@ -280,13 +307,14 @@ def _files_under(app: LithosApp, path: str | None) -> list[str]:
 
 
 def _wait_for_embeddings(app: LithosApp) -> None:
-    total = app.vectors.pending_count()
+    total = app.vectors.pending_count(migrate=app.embedding.migrate)
     if not total:
         return
     chunks = ProgressBar("embedding")
     chunks(0, total)
     while not app.embedding.wait_idle(timeout=0.5):
-        chunks(max(0, total - app.vectors.pending_count()), total)
+        left = app.vectors.pending_count(migrate=app.embedding.migrate)
+        chunks(max(0, total - left), total)
     chunks(total, total)
     chunks.finish()
 

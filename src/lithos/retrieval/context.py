@@ -10,6 +10,7 @@ from datetime import datetime
 
 import numpy as np
 
+from lithos.domain.embedding import QueryVectors
 from lithos.domain.filters import SearchFilter
 from lithos.domain.retrieval import QueryClass, RetrievalQuery, classify_query, words
 
@@ -59,19 +60,24 @@ class ScoutContext:
     eligibility: Eligibility
     now: datetime
     depth: int
-    embed: Callable[[str], np.ndarray]
+    embed: Callable[[str], QueryVectors]
     query_class: QueryClass = field(init=False)
     terms: list[str] = field(init=False)
-    _vector: np.ndarray | None = field(default=None, init=False)
+    _vectors: QueryVectors | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def __post_init__(self) -> None:
         self.query_class = classify_query(self.query.query)
         self.terms = [w for w in dict.fromkeys(words(self.query.query)) if w not in STOPWORDS]
 
-    def query_vector(self) -> np.ndarray:
-        """The query's embedding, computed on first use and shared by every later caller."""
+    def query_vectors(self) -> QueryVectors:
+        """The query embedded in every searched embedding space, computed on first use and
+        shared by every later caller."""
         with self._lock:
-            if self._vector is None:
-                self._vector = self.embed(self.query.query)
-            return self._vector
+            if self._vectors is None:
+                self._vectors = self.embed(self.query.query)
+            return self._vectors
+
+    def query_vector(self) -> np.ndarray:
+        """The query's embedding in the active space."""
+        return self.query_vectors().primary_vector

@@ -91,7 +91,7 @@ class VectorScout:
         note_filter = None if eligible.unrestricted else eligible.allows
         # The best chunk of each of the closest notes; texts only for the few that can lead
         # the answer (the others' snippets come from the lexical scout or the note's lead).
-        ranked = self.vectors.rank_notes(ctx.query_vector(), ctx.depth, note_filter, self.floor)
+        ranked = self.vectors.rank_notes(ctx.query_vectors(), ctx.depth, note_filter, self.floor)
         texts = {h.note_id: h.text for h in self.vectors.texts(ranked[: ctx.query.limit])}
         hits = []
         for hit in ranked:

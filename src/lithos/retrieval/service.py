@@ -16,9 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 
-import numpy as np
-
-from lithos.domain.embedding import Embedder
+from lithos.domain.embedding import Embedder, QueryVectors
 from lithos.domain.filters import SearchFilter, clean_prefix
 from lithos.domain.retrieval import (
     Candidate,
@@ -285,9 +283,8 @@ class RetrievalService:
             run.fired.append(name)
             rank.merge(pool, name, outcome)
 
-    def _embed(self, text: str) -> np.ndarray:
-        vector: np.ndarray = self.embedder.embed([text])[0]
-        return vector
+    def _embed(self, text: str) -> QueryVectors:
+        return self.vectors.embed_query(text)
 
     def _eligibility(self, query: RetrievalQuery) -> Eligibility:
         scope = Scope(agent_id=query.agent_id, task_id=query.task_id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 
-from lithos.domain.embedding import Embedder
+from lithos.domain.embedding import Embedder, space_of
 from lithos.runtime import release_free_memory
 from lithos.services.background import BackgroundWorker
 from lithos.store.vectors import VectorStore
@@ -27,6 +27,8 @@ class EmbeddingWorker(BackgroundWorker):
 
     A failing batch is logged and retried after a delay that doubles per consecutive failure,
     from ``retry_delay`` up to ``max_retry_delay`` seconds; the thread itself never dies of it.
+    With ``migrate`` it also embeds, after any new text, the chunks still searched in an
+    embedding space being retired; without it those wait for ``lithos reembed``.
     """
 
     thread_name = "lithos-embedding"
@@ -38,13 +40,14 @@ class EmbeddingWorker(BackgroundWorker):
         batch_size: int = 8,
         retry_delay: float = 1.0,
         max_retry_delay: float = 60.0,
+        migrate: bool = True,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        if embedder.model_id != vectors.model_id or embedder.dimension != vectors.dimension:
+        if space_of(embedder) != vectors.space:
             raise ValueError(
-                f"embedder {embedder.model_id}/{embedder.dimension} does not match the vector"
-                f" store {vectors.model_id}/{vectors.dimension}"
+                f"embedder space {space_of(embedder).id} does not match the vector store's"
+                f" active space {vectors.space.id}"
             )
         super().__init__()
         self._vectors = vectors
@@ -52,6 +55,7 @@ class EmbeddingWorker(BackgroundWorker):
         self._batch_size = batch_size
         self._retry_delay = retry_delay
         self._max_retry_delay = max_retry_delay
+        self.migrate = migrate
         self._busy = False
         self._failures: dict[str, int] = {}  # chunk hash -> failures when embedded alone
         self._given_up: set[str] = set()
@@ -124,7 +128,7 @@ class EmbeddingWorker(BackgroundWorker):
 
     def _next_batch(self) -> list[tuple[str, str]]:
         wanted = self._batch_size + len(self._given_up)
-        pending = self._vectors.pending(wanted)
+        pending = self._vectors.pending(wanted, migrate=self.migrate)
         return [item for item in pending if item[0] not in self._given_up][: self._batch_size]
 
     def _embed(self, batch: list[tuple[str, str]]) -> None:

@@ -466,9 +466,9 @@ class Indexer:
         return {
             "catalog": {"format": CATALOG_FORMAT},
             "fulltext": {"format": FULLTEXT_FORMAT},
+            # Not the model: each vector records its embedding space, and a model change is
+            # a migration between spaces (store/vector_spaces.py), not a rebuild.
             "vectors": {
-                "model": self.vectors.model_id,
-                "dimension": self.vectors.dimension,
                 "chunker": CHUNKER_VERSION,
                 "chunk_size": self._chunk_size,
                 "chunk_max": self._chunk_max,

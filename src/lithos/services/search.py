@@ -13,7 +13,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Literal
 
-from lithos.domain.embedding import Embedder
 from lithos.domain.filters import SearchFilter, clean_prefix
 from lithos.domain.fusion import convex, reciprocal_rank
 from lithos.domain.scope import Scope
@@ -35,7 +34,6 @@ class SearchService:
         catalog: Catalog,
         fulltext: FullTextIndex,
         vectors: VectorStore,
-        embedder: Embedder,
         default_threshold: float,
         max_results: int,
         fusion: str = "convex",
@@ -47,7 +45,6 @@ class SearchService:
         self.catalog = catalog
         self.fulltext = fulltext
         self.vectors = vectors
-        self.embedder = embedder
         self.default_threshold = default_threshold
         self.max_results = max_results
         self.fusion = fusion
@@ -164,8 +161,8 @@ class SearchService:
         ``threshold``, among the notes that pass ``search_filter``."""
         cutoff = self.default_threshold if threshold is None else threshold
         note_filter = self._note_filter(search_filter or SearchFilter())
-        vector = self.embedder.embed([query])[0]
-        best = self.vectors.search_notes(vector, limit, note_filter, cutoff)
+        vectors = self.vectors.embed_query(query)
+        best = self.vectors.search_notes(vectors, limit, note_filter, cutoff)
         entries = self.catalog.get_many([hit.note_id for hit in best])
         results = []
         for hit in best:
@@ -207,8 +204,8 @@ class SearchService:
         try:
             if without != "vectors":
                 note_filter = self._note_filter(search_filter or SearchFilter())
-                vector = self.embedder.embed([query])[0]
-                semantic = self.vectors.rank_notes(vector, CANDIDATES, note_filter, threshold)
+                vectors = self.vectors.embed_query(query)
+                semantic = self.vectors.rank_notes(vectors, CANDIDATES, note_filter, threshold)
         finally:
             text = text_future.result() if text_future is not None else []
         text_ranking = [(h.id, h.score) for h in text]

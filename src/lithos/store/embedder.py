@@ -12,20 +12,19 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lithos.domain.embedding import Embedder
+from lithos.domain.embedding import Embedder, EmbeddingSpace, space_of
 from lithos.errors import ConfigError
 
 if TYPE_CHECKING:
     from lithos.store.wordpiece import WordPieceTokenizer
 
-SUPPORTED_MODELS = ("all-MiniLM-L6-v2",)
 # The vector cache is keyed by this id: a different model file must get a different id, so
 # that vectors of one model are never compared with queries embedded by another.
 MODEL_ID = "all-MiniLM-L6-v2-int8"
@@ -56,18 +55,14 @@ class OnnxEmbedder(Embedder):
     def __init__(
         self, model: str = "all-MiniLM-L6-v2", threads: int = 1, batch_size: int = 1
     ) -> None:
-        if model not in SUPPORTED_MODELS:
-            supported = ", ".join(SUPPORTED_MODELS)
-            raise ConfigError(
-                f"unsupported embedding model {model!r}; supported: {supported}",
-                model=model,
-                supported=list(SUPPORTED_MODELS),
-            )
+        if model != "all-MiniLM-L6-v2":
+            raise _unsupported(model)
         if threads < 1 or batch_size < 1:
             raise ConfigError(
                 f"embedding threads and batch size must be >= 1, got {threads} and {batch_size}"
             )
         self.model_id = MODEL_ID
+        self.revision = MODEL_SHA256[:12]
         self.dimension = DIMENSION
         self.threads = threads
         self.batch_size = batch_size
@@ -103,9 +98,45 @@ class OnnxEmbedder(Embedder):
             return self._loaded
 
 
+# The embedding models Lithos can run, by the name `search.embedding_model` takes: a factory of
+# (threads, batch_size). Constructing an embedder must cost nothing (load on first use): the
+# vector index builds one per known space to embed queries in a space being retired.
+EmbedderFactory = Callable[[int, int], Embedder]
+MODELS: dict[str, EmbedderFactory] = {
+    "all-MiniLM-L6-v2": lambda threads, batch: OnnxEmbedder("all-MiniLM-L6-v2", threads, batch),
+}
+
+
+def register_model(name: str, factory: EmbedderFactory) -> None:
+    """Make ``name`` a valid ``search.embedding_model`` (replacing any model of that name)."""
+    MODELS[name] = factory
+
+
 def create_embedder(model: str, threads: int = 1, batch_size: int = 1) -> Embedder:
     """The embedder for the configured ``model`` name; raises ``ConfigError`` if unsupported."""
-    return OnnxEmbedder(model=model, threads=threads, batch_size=batch_size)
+    factory = MODELS.get(model)
+    if factory is None:
+        raise _unsupported(model)
+    return factory(threads, batch_size)
+
+
+def embedder_for(space: EmbeddingSpace) -> Embedder | None:
+    """An embedder of a known model that embeds into ``space``, or None (the model that made
+    those vectors is not available any more)."""
+    for factory in list(MODELS.values()):
+        embedder = factory(1, 1)
+        if space_of(embedder) == space:
+            return embedder
+    return None
+
+
+def _unsupported(model: str) -> ConfigError:
+    supported = ", ".join(MODELS)
+    return ConfigError(
+        f"unsupported embedding model {model!r}; supported: {supported}",
+        model=model,
+        supported=list(MODELS),
+    )
 
 
 def model_files() -> tuple[Path, Path]:

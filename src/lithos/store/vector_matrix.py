@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from lithos.domain.embedding import ScoreStats
+
 # Scored block by block: see ChunkMatrix._scores.
 SCORE_BLOCK_ELEMENTS = 400_000
 
@@ -64,32 +66,42 @@ class ChunkMatrix:
         self._keys[row] = (note_id, chunk_index, chunk_hash)
 
     def remove_note(self, note_id: str) -> None:
-        rows = self._rows_of_note.pop(note_id, set())
-        for row in rows:
-            key = self._keys[row]
-            assert key is not None
-            del self._row_of[(key[0], key[1])]
-            self._keys[row] = None
-            self._note_codes[row] = -1
-        self._free_rows.extend(rows)
-        code = self._code_of.pop(note_id, None)
-        if code is not None:
-            self._free_codes.append(code)
+        for row in list(self._rows_of_note.get(note_id, ())):
+            self._free(row)
+
+    def remove_chunk(self, note_id: str, chunk_index: int) -> None:
+        """Drop the chunk's row, if it has one."""
+        row = self._row_of.get((note_id, chunk_index))
+        if row is not None:
+            self._free(row)
+
+    def __len__(self) -> int:
+        return len(self._row_of)
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        """The cosine of ``query`` with every row (free rows hold meaningless values): pass
+        them, possibly calibrated, to :meth:`top` or :meth:`top_notes`."""
+        return self._scores(query)
+
+    def stats(self, scores: np.ndarray) -> ScoreStats:
+        """The distribution of :meth:`scores` over the occupied rows."""
+        return ScoreStats.of(scores[: self._size][self._note_codes[: self._size] >= 0])
 
     def top(
-        self, query: np.ndarray, limit: int, allowed: set[str] | None
+        self, scores: np.ndarray, limit: int, allowed: set[str] | None
     ) -> list[tuple[str, int, str, float]]:
         """``(note_id, chunk_index, chunk_hash, similarity)`` of the best ``limit`` rows whose
-        note is in ``allowed`` (every note when ``None``), best first."""
+        note is in ``allowed`` (every note when ``None``), best first, by ``scores`` (from
+        :meth:`scores`)."""
         candidates = self._candidates(allowed)
         if candidates.size == 0:
             return []
-        scores = self._scores(query)[candidates]
+        scores = scores[candidates]
         best = _best(scores, limit)
         return [self._ranked(candidates[p], scores[p]) for p in best]
 
     def top_notes(
-        self, query: np.ndarray, limit: int, allowed: set[str] | None, min_similarity: float
+        self, scores: np.ndarray, limit: int, allowed: set[str] | None, min_similarity: float
     ) -> list[tuple[str, int, str, float]]:
         """The best row of each of the ``limit`` notes whose best row is most similar, best
         first, leaving out notes below ``min_similarity``.
@@ -101,7 +113,7 @@ class ChunkMatrix:
         candidates = self._candidates(allowed)
         if candidates.size == 0 or limit <= 0:
             return []
-        scores = self._scores(query)[candidates]
+        scores = scores[candidates]
         codes = self._note_codes[candidates]
         k = min(limit * 4, candidates.size)
         while True:
@@ -140,6 +152,20 @@ class ChunkMatrix:
             end = min(start + step, self._size)
             np.matmul(self._vectors[start:end], query, out=scores[start:end])
         return scores
+
+    def _free(self, row: int) -> None:
+        key = self._keys[row]
+        assert key is not None
+        note_id = key[0]
+        del self._row_of[(note_id, key[1])]
+        self._keys[row] = None
+        self._note_codes[row] = -1
+        self._free_rows.append(row)
+        rows = self._rows_of_note[note_id]
+        rows.discard(row)
+        if not rows:
+            del self._rows_of_note[note_id]
+            self._free_codes.append(self._code_of.pop(note_id))
 
     def _new_row(self) -> int:
         if self._free_rows:

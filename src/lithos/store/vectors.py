@@ -5,13 +5,17 @@ Everything persists in one SQLite file (through :class:`~lithos.store.sqlite.Dat
 - ``chunks``: the current chunk list of every indexed note;
 - ``notes``: the content hash of the note version the chunks came from, so startup can tell
   which notes changed while Lithos was down;
-- ``embeddings``: a content-addressed cache ``(model_id, chunk_hash) -> vector``. A chunk whose
-  text was embedded once is never embedded again by the same model: not after an edit elsewhere
-  in the note, a re-chunk, a delete and re-create, or a restart.
+- ``embeddings``: a content-addressed cache ``(space_id, chunk_hash) -> vector``. A chunk whose
+  text was embedded once is never embedded again in the same embedding space: not after an
+  edit elsewhere in the note, a re-chunk, a delete and re-create, or a restart;
+- ``spaces``: the embedding spaces the cache holds and which are searched
+  (:mod:`lithos.store.vector_spaces`).
 
-Search is exact: one matrix product over an in-memory float32 matrix of every embedded chunk.
-The matrix is read from SQLite on the first search and then kept in step by each write, inside
-the write's transaction, so it never lags the database and is never reloaded in full.
+Search is exact: one matrix product per searched space over an in-memory float32 matrix of the
+chunks embedded in it. Each chunk is searched in exactly one space: the active one when it has
+a vector there, else the newest retiring space that has one. The matrices are read from SQLite
+on the first search and then kept in step by each write, inside the write's transaction, so
+they never lag the database and are never reloaded in full.
 """
 
 from __future__ import annotations
@@ -26,11 +30,24 @@ from typing import TypeVar
 import numpy as np
 
 from lithos.domain.chunks import ChunkHit, RankedChunk, chunk_hash
+from lithos.domain.embedding import (
+    IDENTITY,
+    Calibration,
+    Embedder,
+    EmbeddingSpace,
+    QueryVectors,
+    calibration,
+)
 from lithos.errors import ConfigError, StoreCorrupt
+from lithos.store import vector_spaces
 from lithos.store.sqlite import Database, Migration
 from lithos.store.vector_matrix import ChunkMatrix
+from lithos.store.vector_rows import decode, hits, queued, select_in, unit, unqueue_unused
 
 T = TypeVar("T")
+Query = np.ndarray | QueryVectors
+EmbedderFor = Callable[[EmbeddingSpace], Embedder | None]
+Rows = list[tuple[str, int, str, float]]
 
 MIGRATIONS = (
     Migration(
@@ -56,9 +73,8 @@ MIGRATIONS = (
         )
         """,
     ),
+    Migration("0002_embedding_spaces", vector_spaces.SPACES_SQL),
 )
-
-_SQL_VARIABLES = 500
 
 
 @dataclass(frozen=True)
@@ -67,16 +83,28 @@ class VectorCounts:
 
     notes: int
     chunks: int
-    embedded_chunks: int
-    pending_chunks: int
+    embedded_chunks: int  # with a vector in the active space
+    pending_chunks: int  # with no vector in any searched space: not found by search yet
+    migrating_chunks: int = 0  # searched in a retiring space until embedded again
+
+
+@dataclass(frozen=True)
+class SpaceReport:
+    """One embedding space the store has used: its state and whether queries reach it."""
+
+    space_id: str
+    state: vector_spaces.SpaceState
+    searched: bool
 
 
 class VectorStore:
-    """Chunks and vectors of one embedding space (``model_id``, ``dimension``).
+    """Chunks and vectors, searched in the active embedding space and in any space still
+    being retired after a model change.
 
     Every method is one transaction and is safe to call from any thread. Vectors are L2
     normalised on the way in; similarity is ``max(0, cosine)``, so it lies in ``[0, 1]`` and
-    unrelated texts score near 0.
+    unrelated texts score near 0. ``embedders`` gives the embedder of a space (``None`` when
+    it is not available), for :meth:`embed_query`.
     """
 
     def __init__(
@@ -85,22 +113,29 @@ class VectorStore:
         model_id: str,
         dimension: int,
         on_corrupt: Callable[[StoreCorrupt], None] | None = None,
+        revision: str = "",
+        embedders: EmbedderFor | None = None,
     ) -> None:
         self.path = path
+        self.space = EmbeddingSpace(model_id, revision, dimension)
         self.model_id = model_id
         self.dimension = dimension
+        self._embedders = embedders
         self._on_corrupt = on_corrupt
         self._lock = threading.Lock()
-        # None until the first search. Replaced or changed only under _lock, and changed only on
-        # the database thread inside the write it mirrors, so it follows the commit order.
-        self._matrix: ChunkMatrix | None = None
+        # Spaces searched besides the active one, newest first. Changed under _lock.
+        self._retiring: list[EmbeddingSpace] = []
+        # Space id -> matrix, None until the first search. Replaced or changed only under
+        # _lock, and changed only on the database thread inside the write it mirrors, so it
+        # follows the commit order.
+        self._matrices: dict[str, ChunkMatrix] | None = None
         self._closed = False
         self._db = self._open()
 
     def _open(self) -> Database:
         database = Database(self.path, MIGRATIONS, on_corrupt=self._on_corrupt)
         try:
-            database.call(self._fill_queue)
+            database.call(self._prepare)
         except BaseException:
             database.close()
             raise
@@ -116,23 +151,59 @@ class VectorStore:
         """Open the file again, after it was closed and moved aside (an empty store)."""
         self.close()
         with self._lock:
-            self._matrix = None
+            self._matrices = None
         self._db = self._open()
         self._closed = False
 
     def derivation(self) -> dict[str, object] | None:
-        """What the chunks were made with (model, chunking), as last recorded."""
+        """What the chunks were made with (chunking), as last recorded."""
         return self._db.derivation()
 
     def record_derivation(self, derivation: dict[str, object]) -> None:
         self._db.record_derivation(derivation)
 
+    # -- embedding spaces ----------------------------------------------------------------
+
+    def searched_spaces(self) -> list[EmbeddingSpace]:
+        """The active space, then the spaces being retired, newest first."""
+        with self._lock:
+            return [self.space, *self._retiring]
+
+    def spaces(self) -> list[SpaceReport]:
+        """Every space the store has used, with its state."""
+        states = self._db.call(vector_spaces.states)
+        queryable = {space.id for space in self.searched_spaces() if self._embedder(space)}
+        return [SpaceReport(i, state, i in queryable) for i, state in states.items()]
+
+    def embed_query(self, text: str) -> QueryVectors:
+        """``text`` embedded in every searched space whose embedder is available (always the
+        active one). Raises ``ConfigError`` when the active space has no embedder."""
+        vectors = {}
+        for space in self.searched_spaces():
+            embedder = self._embedder(space)
+            if embedder is not None:
+                vectors[space.id] = embedder.embed([text])[0]
+        if self.space.id not in vectors:
+            raise ConfigError(f"no embedder for the embedding space {self.space.id}")
+        return QueryVectors(self.space.id, vectors)
+
+    def retire_if_done(self) -> list[str]:
+        """Retire the spaces being retired once every chunk has a vector in the active space;
+        returns the ids retired (none while some chunk still needs one)."""
+        return self._write(self._retire_if_done)
+
+    def _embedder(self, space: EmbeddingSpace) -> Embedder | None:
+        return self._embedders(space) if self._embedders is not None else None
+
+    # -- writes --------------------------------------------------------------------------
+
     def set_note(self, note_id: str, content_hash: str, chunks: list[str]) -> int:
         """Make ``chunks`` the note's chunk list and record ``content_hash`` as its version.
 
-        Returns how many of the chunks have no vector yet for this model (they are then
-        returned by :meth:`pending`). Chunks whose text was embedded before are searchable
-        immediately.
+        Returns how many of the chunks have no vector in any searched space (they are then
+        returned by :meth:`pending`, first). Chunks whose text was embedded before are
+        searchable immediately; those embedded only in a retiring space are searched there
+        and also queued, behind new text, to be embedded in the active space.
         """
         rows = [(note_id, index, chunk_hash(text), text) for index, text in enumerate(chunks)]
         hashes = {h for _, _, h, _ in rows}
@@ -149,19 +220,25 @@ class VectorStore:
                 "INSERT INTO chunks(note_id, chunk_index, chunk_hash, text) VALUES (?, ?, ?, ?)",
                 rows,
             )
-            vectors = self._vectors(conn, hashes)
+            found = self._found(conn, hashes)
             conn.executemany(
-                "INSERT OR IGNORE INTO temp.queue(chunk_hash, text) VALUES (?, ?)",
-                [(h, text) for _, _, h, text in rows if h not in vectors],
+                "INSERT OR IGNORE INTO temp.queue(chunk_hash, text, priority) VALUES (?, ?, ?)",
+                [
+                    (h, text, NEW_TEXT if h not in found else MIGRATION)
+                    for _, _, h, text in rows
+                    if h not in found or found[h][0] != self.space.id
+                ],
             )
-            _unqueue_unused(conn, old - hashes)
+            unqueue_unused(conn, old - hashes)
             with self._lock:
-                if self._matrix is not None:
-                    self._matrix.remove_note(note_id)
+                if self._matrices is not None:
+                    for matrix in self._matrices.values():
+                        matrix.remove_note(note_id)
                     for _, index, h, _ in rows:
-                        if h in vectors:
-                            self._matrix.add(note_id, index, h, vectors[h])
-            return sum(1 for _, _, h, _ in rows if h not in vectors)
+                        if h in found:
+                            space_id, vector = found[h]
+                            self._matrices[space_id].add(note_id, index, h, vector)
+            return sum(1 for _, _, h, _ in rows if h not in found)
 
         return self._write(write)
 
@@ -171,15 +248,18 @@ class VectorStore:
         def write(conn: sqlite3.Connection) -> None:
             old = self._chunk_hashes(conn, note_id)
             conn.execute("DELETE FROM notes WHERE note_id = ?", (note_id,))  # cascades to chunks
-            _unqueue_unused(conn, old)
+            unqueue_unused(conn, old)
             with self._lock:
-                if self._matrix is not None:
-                    self._matrix.remove_note(note_id)
+                if self._matrices is not None:
+                    for matrix in self._matrices.values():
+                        matrix.remove_note(note_id)
+            self._retire_if_done(conn)
 
         self._write(write)
 
     def clear(self, cache: bool = False) -> None:
-        """Forget every note and chunk; with ``cache=True`` drop the vectors of every model too."""
+        """Forget every note and chunk; with ``cache=True`` drop the vectors of every space
+        too. Spaces being retired stay searched for the chunks that are added back."""
 
         def write(conn: sqlite3.Connection) -> None:
             conn.execute("DELETE FROM chunks")
@@ -188,10 +268,199 @@ class VectorStore:
             if cache:
                 conn.execute("DELETE FROM embeddings")
             with self._lock:
-                if self._matrix is not None:
-                    self._matrix = ChunkMatrix(self.dimension)
+                if self._matrices is not None:
+                    self._matrices = self._empty_matrices()
 
         self._write(write)
+
+    def pending(self, limit: int, migrate: bool = True) -> list[tuple[str, str]]:
+        """Up to ``limit`` distinct ``(chunk_hash, text)`` that some note uses and that have no
+        vector in the active space yet: first the text no searched space has (in the order it
+        was first needed), then, with ``migrate``, the text only a retiring space has."""
+        where = "" if migrate else f" WHERE priority = {NEW_TEXT}"
+        rows = self._db.call(
+            lambda conn: conn.execute(
+                f"SELECT chunk_hash, text FROM temp.queue{where} ORDER BY priority, rowid LIMIT ?",
+                (limit,),
+            ).fetchall()
+        )
+        return [(row["chunk_hash"], row["text"]) for row in rows]
+
+    def store_embeddings(self, items: Sequence[tuple[str, np.ndarray]]) -> None:
+        """Store one vector in the active space per chunk hash (replacing any held one) and
+        make every chunk with that hash searchable in it. When that was the last chunk a
+        retiring space was searched for, the space is retired. Raises ``ValueError`` for a
+        vector of the wrong shape."""
+        vectors = {h: unit(vector, self.dimension) for h, vector in items}
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT OR REPLACE INTO embeddings(space_id, chunk_hash, vector) VALUES (?, ?, ?)",
+                [(self.space.id, h, vector.tobytes()) for h, vector in vectors.items()],
+            )
+            conn.executemany("DELETE FROM temp.queue WHERE chunk_hash = ?", [(h,) for h in vectors])
+            with self._lock:
+                if self._matrices is not None:
+                    sql = "SELECT note_id, chunk_index, chunk_hash FROM chunks WHERE chunk_hash"
+                    for note_id, index, h in select_in(conn, sql, vectors):
+                        for space in self._retiring:
+                            self._matrices[space.id].remove_chunk(note_id, index)
+                        self._matrices[self.space.id].add(note_id, index, h, vectors[h])
+            self._retire_if_done(conn)
+
+        self._write(write)
+
+    # -- search --------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: Query,
+        limit: int,
+        note_filter: Callable[[str], bool] | None = None,
+    ) -> list[ChunkHit]:
+        """The ``limit`` chunks most similar to ``query``, best first.
+
+        ``query`` is a vector in the active space or a :class:`QueryVectors` (see
+        :meth:`embed_query`); every space it has a vector for is searched, and the scores of
+        a retiring space are calibrated to the active one's scale. ``note_filter`` is applied
+        before ranking, so a filtered search still returns ``limit`` hits when that many chunks
+        pass it. Several hits may come from one note; see
+        :func:`lithos.domain.chunks.best_per_note`. Chunks not embedded yet are not found.
+        Raises ``ValueError`` for a query of the wrong shape.
+        """
+        return self.texts(self.rank(query, limit, note_filter))
+
+    def rank(
+        self,
+        query: Query,
+        limit: int,
+        note_filter: Callable[[str], bool] | None = None,
+    ) -> list[RankedChunk]:
+        """Like :meth:`search` without reading any chunk text: for callers that show only a
+        few of the chunks they rank (read those with :meth:`texts`)."""
+
+        def select(m: ChunkMatrix, scores: np.ndarray, allowed: set[str] | None) -> Rows:
+            return m.top(scores, limit, allowed)
+
+        rows = self._ranked(query, limit, note_filter, select)
+        return [RankedChunk(*row) for row in sorted(rows, key=_by_score)[:limit]]
+
+    def search_notes(
+        self,
+        query: Query,
+        limit: int,
+        note_filter: Callable[[str], bool] | None = None,
+        min_similarity: float = 0.0,
+    ) -> list[ChunkHit]:
+        """The best chunk of each of the ``limit`` notes most similar to ``query``, best first,
+        leaving out notes whose best chunk is below ``min_similarity``.
+
+        Returns ``limit`` notes whenever that many pass the filter and the threshold, however
+        many chunks each note has. Raises ``ValueError`` for a query of the wrong shape.
+        """
+        return self.texts(self.rank_notes(query, limit, note_filter, min_similarity))
+
+    def rank_notes(
+        self,
+        query: Query,
+        limit: int,
+        note_filter: Callable[[str], bool] | None = None,
+        min_similarity: float = 0.0,
+    ) -> list[RankedChunk]:
+        """Like :meth:`search_notes` without reading any chunk text."""
+
+        def select(m: ChunkMatrix, scores: np.ndarray, allowed: set[str] | None) -> Rows:
+            return m.top_notes(scores, limit, allowed, min_similarity)
+
+        best: dict[str, tuple[str, int, str, float]] = {}
+        for row in sorted(self._ranked(query, limit, note_filter, select), key=_by_score):
+            best.setdefault(row[0], row)
+        return [RankedChunk(*row) for row in list(best.values())[:limit]]
+
+    def texts(self, ranked: Sequence[RankedChunk]) -> list[ChunkHit]:
+        """The hits of ``ranked`` with their text, in the same order; a chunk whose note
+        changed since it was ranked is dropped as stale."""
+        if not ranked:
+            return []
+        return self._db.call(lambda conn: hits(conn, ranked))
+
+    def _ranked(
+        self,
+        query: Query,
+        limit: int,
+        note_filter: Callable[[str], bool] | None,
+        select: Callable[[ChunkMatrix, np.ndarray, set[str] | None], Rows],
+    ) -> Rows:
+        """The rows ``select`` picks in each searched space the query has a vector for, each
+        space's scores calibrated to the active space's scale."""
+        if limit <= 0:
+            return []
+        vectors = self._query_units(query)
+        allowed = self._allowed(note_filter)
+        while True:
+            self.warm()
+            with self._lock:
+                if self._matrices is None:  # a failed write just dropped them: reload
+                    continue
+                spaces = [s for s in [self.space, *self._retiring] if s.id in vectors]
+                scored = [(s, self._matrices[s.id]) for s in spaces]
+                scores = [matrix.scores(vectors[s.id]) for s, matrix in scored]
+                adjust = self._calibrations(scored, scores)
+                rows: Rows = []
+                for (_, matrix), raw, mapping in zip(scored, scores, adjust, strict=True):
+                    rows.extend(select(matrix, mapping.apply(raw), allowed))
+                return rows
+
+    def _calibrations(
+        self, scored: list[tuple[EmbeddingSpace, ChunkMatrix]], scores: list[np.ndarray]
+    ) -> list[Calibration]:
+        if len(scored) < 2 or scored[0][0] != self.space:
+            return [IDENTITY] * len(scored)
+        primary = scored[0][1].stats(scores[0])
+        return [IDENTITY] + [
+            calibration(primary, matrix.stats(raw))
+            for (_, matrix), raw in zip(scored[1:], scores[1:], strict=True)
+        ]
+
+    def _query_units(self, query: Query) -> dict[str, np.ndarray]:
+        if not isinstance(query, QueryVectors):
+            return {self.space.id: unit(query, self.dimension)}
+        dimensions = {space.id: space.dimension for space in self.searched_spaces()}
+        return {
+            space_id: unit(vector, dimensions[space_id])
+            for space_id, vector in query.vectors.items()
+            if space_id in dimensions
+        }
+
+    def note_vectors(self, note_ids: Iterable[str]) -> dict[str, np.ndarray]:
+        """One unit vector per note (the mean of its embedded chunks), for the notes that have
+        any embedded chunk: what retrieval compares notes by. All come from one space (the
+        one holding most of these notes), so any two of them can be compared."""
+        wanted = list(note_ids)
+        self.warm()
+        with self._lock:
+            if self._matrices is None:
+                return {}
+            best: dict[str, np.ndarray] = {}
+            for matrix in self._matrices.values():
+                found = {note: matrix.note_vector(note) for note in wanted}
+                present = {note: v for note, v in found.items() if v is not None}
+                if len(present) > len(best):
+                    best = present
+        return best
+
+    def lead_texts(self, note_ids: Iterable[str]) -> dict[str, str]:
+        """The first chunk's text of each given note the index holds."""
+        wanted = list(dict.fromkeys(note_ids))
+        sql = "SELECT note_id, text FROM chunks WHERE chunk_index = 0 AND note_id"
+        rows = self._db.call(lambda conn: select_in(conn, sql, wanted))
+        return {note: text for note, text in rows}
+
+    def warm(self) -> None:
+        """Read the search matrices now rather than on the first search. Idempotent."""
+        self._db.call(self._ensure_loaded)
+
+    # -- reading -------------------------------------------------------------------------
 
     def note_hashes(self) -> dict[str, str]:
         """``note_id -> content_hash`` of every note the index holds."""
@@ -209,198 +478,137 @@ class VectorStore:
         )
         return [row[0] for row in rows]
 
-    def pending(self, limit: int) -> list[tuple[str, str]]:
-        """Up to ``limit`` distinct ``(chunk_hash, text)`` that some note uses and that have no
-        vector for this model yet, in the order they were first needed."""
-        rows = self._db.call(
-            lambda conn: conn.execute(
-                "SELECT chunk_hash, text FROM temp.queue ORDER BY rowid LIMIT ?", (limit,)
-            ).fetchall()
-        )
-        return [(row["chunk_hash"], row["text"]) for row in rows]
-
-    def store_embeddings(self, items: Sequence[tuple[str, np.ndarray]]) -> None:
-        """Store one vector per chunk hash (replacing any held one) and make every chunk with
-        that hash searchable. Raises ``ValueError`` for a vector of the wrong shape."""
-        vectors = {h: _unit(vector, self.dimension) for h, vector in items}
-
-        def write(conn: sqlite3.Connection) -> None:
-            conn.executemany(
-                "INSERT OR REPLACE INTO embeddings(model_id, chunk_hash, vector) VALUES (?, ?, ?)",
-                [(self.model_id, h, vector.tobytes()) for h, vector in vectors.items()],
-            )
-            conn.executemany("DELETE FROM temp.queue WHERE chunk_hash = ?", [(h,) for h in vectors])
-            with self._lock:
-                if self._matrix is None:
-                    return
-                sql = "SELECT note_id, chunk_index, chunk_hash FROM chunks WHERE chunk_hash"
-                for note_id, index, h in _select_in(conn, sql, vectors):
-                    self._matrix.add(note_id, index, h, vectors[h])
-
-        self._write(write)
-
-    def search(
-        self,
-        query: np.ndarray,
-        limit: int,
-        note_filter: Callable[[str], bool] | None = None,
-    ) -> list[ChunkHit]:
-        """The ``limit`` chunks most similar to ``query``, best first.
-
-        ``note_filter`` is applied before ranking, so a filtered search still returns ``limit``
-        hits when that many chunks pass it. Several hits may come from one note; see
-        :func:`lithos.domain.chunks.best_per_note`. Chunks not embedded yet are not found.
-        Raises ``ValueError`` for a query of the wrong shape.
-        """
-        return self.texts(self.rank(query, limit, note_filter))
-
-    def rank(
-        self,
-        query: np.ndarray,
-        limit: int,
-        note_filter: Callable[[str], bool] | None = None,
-    ) -> list[RankedChunk]:
-        """Like :meth:`search` without reading any chunk text: for callers that show only a
-        few of the chunks they rank (read those with :meth:`texts`)."""
-        unit = _unit(query, self.dimension)
-        return self._ranked(limit, note_filter, lambda m, allowed: m.top(unit, limit, allowed))
-
-    def search_notes(
-        self,
-        query: np.ndarray,
-        limit: int,
-        note_filter: Callable[[str], bool] | None = None,
-        min_similarity: float = 0.0,
-    ) -> list[ChunkHit]:
-        """The best chunk of each of the ``limit`` notes most similar to ``query``, best first,
-        leaving out notes whose best chunk is below ``min_similarity``.
-
-        Returns ``limit`` notes whenever that many pass the filter and the threshold, however
-        many chunks each note has. Raises ``ValueError`` for a query of the wrong shape.
-        """
-        return self.texts(self.rank_notes(query, limit, note_filter, min_similarity))
-
-    def rank_notes(
-        self,
-        query: np.ndarray,
-        limit: int,
-        note_filter: Callable[[str], bool] | None = None,
-        min_similarity: float = 0.0,
-    ) -> list[RankedChunk]:
-        """Like :meth:`search_notes` without reading any chunk text."""
-        unit = _unit(query, self.dimension)
-        return self._ranked(
-            limit,
-            note_filter,
-            lambda m, allowed: m.top_notes(unit, limit, allowed, min_similarity),
-        )
-
-    def texts(self, ranked: Sequence[RankedChunk]) -> list[ChunkHit]:
-        """The hits of ``ranked`` with their text, in the same order; a chunk whose note
-        changed since it was ranked is dropped as stale."""
-        if not ranked:
-            return []
-        return self._db.call(lambda conn: _hits(conn, ranked))
-
-    def _ranked(
-        self,
-        limit: int,
-        note_filter: Callable[[str], bool] | None,
-        rank: Callable[[ChunkMatrix, set[str] | None], list[tuple[str, int, str, float]]],
-    ) -> list[RankedChunk]:
-        if limit <= 0:
-            return []
-        allowed = self._allowed(note_filter)
-        ranked: list[tuple[str, int, str, float]] | None = None
-        while ranked is None:
-            self.warm()
-            with self._lock:
-                if self._matrix is not None:  # else a failed write just dropped it: reload
-                    ranked = rank(self._matrix, allowed)
-        return [RankedChunk(*row) for row in ranked]
-
-    def note_vectors(self, note_ids: Iterable[str]) -> dict[str, np.ndarray]:
-        """One unit vector per note (the mean of its embedded chunks), for the notes that have
-        any embedded chunk: what retrieval compares notes by."""
-        wanted = list(note_ids)
-        self.warm()
-        with self._lock:
-            matrix = self._matrix
-            if matrix is None:
-                return {}
-            found = {note: matrix.note_vector(note) for note in wanted}
-        return {note: vector for note, vector in found.items() if vector is not None}
-
-    def lead_texts(self, note_ids: Iterable[str]) -> dict[str, str]:
-        """The first chunk's text of each given note the index holds."""
-        wanted = list(dict.fromkeys(note_ids))
-        sql = "SELECT note_id, text FROM chunks WHERE chunk_index = 0 AND note_id"
-        rows = self._db.call(lambda conn: _select_in(conn, sql, wanted))
-        return {note: text for note, text in rows}
-
-    def warm(self) -> None:
-        """Read the search matrix now rather than on the first search. Idempotent."""
-        self._db.call(self._ensure_loaded)
-
     def counts(self) -> VectorCounts:
         """Current sizes (counting every chunk: a few milliseconds at 100k chunks)."""
 
         def read(conn: sqlite3.Connection) -> VectorCounts:
             notes = conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
             chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-            pending = _pending(conn)
-            return VectorCounts(notes, chunks, chunks - pending, pending)
+            pending = queued(conn, NEW_TEXT)
+            migrating = queued(conn, MIGRATION)
+            return VectorCounts(notes, chunks, chunks - pending - migrating, pending, migrating)
 
         return self._db.call(read)
 
-    def pending_count(self) -> int:
-        """Chunks still waiting to be embedded; cheap enough to call on every search."""
-        return self._db.call(_pending)
+    def pending_count(self, migrate: bool = False) -> int:
+        """Chunks no search finds yet (with ``migrate``, also those found only in a retiring
+        space); cheap enough to call on every search."""
+
+        def read(conn: sqlite3.Connection) -> int:
+            waiting = queued(conn, NEW_TEXT)
+            return waiting + queued(conn, MIGRATION) if migrate else waiting
+
+        return self._db.call(read)
+
+    # -- internals -----------------------------------------------------------------------
 
     def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         try:
             return self._db.call(fn)
         except BaseException:
-            # The matrix may hold the rolled-back change: rebuild it from SQLite on next search.
+            # The matrices may hold the rolled-back change: rebuild them on next search.
             with self._lock:
-                self._matrix = None
+                self._matrices = None
             raise
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        retiring = vector_spaces.activate(conn, self.space)
+        with self._lock:
+            self._retiring = retiring
+        self._fill_queue(conn)
+        self._retire_if_done(conn)
 
     def _fill_queue(self, conn: sqlite3.Connection) -> None:
         # The queue of chunks to embed is derived state, rebuilt per connection: a TEMP table
-        # costs no disk writes and always matches this store's model_id.
+        # costs no disk writes and always matches this store's active space.
         conn.execute(
             "CREATE TEMP TABLE IF NOT EXISTS queue ("
-            " chunk_hash TEXT NOT NULL UNIQUE, text TEXT NOT NULL)"
+            " chunk_hash TEXT NOT NULL UNIQUE, text TEXT NOT NULL, priority INTEGER NOT NULL)"
         )
+        conn.execute("CREATE INDEX IF NOT EXISTS temp.queue_order ON queue(priority)")
         conn.execute("DELETE FROM temp.queue")
+        retiring = [space.id for space in self._retiring]
+        marks = ", ".join("?" * len(retiring))
         conn.execute(
-            "INSERT OR IGNORE INTO temp.queue(chunk_hash, text)"
-            " SELECT c.chunk_hash, c.text FROM chunks c WHERE NOT EXISTS ("
-            "  SELECT 1 FROM embeddings e WHERE e.model_id = ? AND e.chunk_hash = c.chunk_hash)"
+            "INSERT OR IGNORE INTO temp.queue(chunk_hash, text, priority)"
+            f" SELECT c.chunk_hash, c.text, CASE WHEN EXISTS ("
+            f"  SELECT 1 FROM embeddings r WHERE r.space_id IN ({marks})"
+            f"  AND r.chunk_hash = c.chunk_hash) THEN {MIGRATION} ELSE {NEW_TEXT} END"
+            " FROM chunks c WHERE NOT EXISTS ("
+            "  SELECT 1 FROM embeddings e WHERE e.space_id = ? AND e.chunk_hash = c.chunk_hash)"
             " ORDER BY c.rowid",
-            (self.model_id,),
+            (*retiring, self.space.id),
         )
 
+    def _retire_if_done(self, conn: sqlite3.Connection) -> list[str]:
+        if not self._retiring:
+            return []
+        waiting = conn.execute(f"SELECT 1 FROM temp.queue WHERE priority = {MIGRATION} LIMIT 1")
+        if waiting.fetchone() is not None:
+            return []
+        retired = vector_spaces.retire_all(conn)
+        with self._lock:
+            if self._matrices is not None:
+                for space in self._retiring:
+                    self._matrices.pop(space.id, None)
+            self._retiring = []
+        return retired
+
     def _ensure_loaded(self, conn: sqlite3.Connection) -> None:
-        if self._matrix is not None:
+        if self._matrices is not None:
             return
         # Every chunk row bounds the number of embedded ones; spare rows become free capacity.
         capacity = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-        vectors = np.zeros((capacity, self.dimension), dtype=np.float32)
+        matrices: dict[str, ChunkMatrix] = {}
+        earlier: list[str] = []
+        for space in [self.space, *self._retiring]:
+            matrices[space.id] = self._load(conn, space, earlier, capacity)
+            earlier.append(space.id)
+        with self._lock:
+            self._matrices = matrices
+
+    def _load(
+        self, conn: sqlite3.Connection, space: EmbeddingSpace, earlier: list[str], capacity: int
+    ) -> ChunkMatrix:
+        """The matrix of ``space``: the chunks it has a vector for and no ``earlier`` space
+        has."""
         keys: list[tuple[str, int, str]] = []
+        # np.zeros maps pages lazily: spare rows cost no resident memory until written.
+        vectors = np.zeros((capacity, space.dimension), dtype=np.float32)
+        marks = ", ".join("?" * len(earlier))
+        unless = (
+            f" WHERE NOT EXISTS (SELECT 1 FROM embeddings p WHERE p.space_id IN ({marks})"
+            " AND p.chunk_hash = c.chunk_hash)"
+            if earlier
+            else ""
+        )
         rows = conn.execute(
             "SELECT c.note_id, c.chunk_index, c.chunk_hash, e.vector FROM chunks c"
-            " JOIN embeddings e ON e.model_id = ? AND e.chunk_hash = c.chunk_hash"
-            " ORDER BY c.rowid",
-            (self.model_id,),
+            " JOIN embeddings e ON e.space_id = ? AND e.chunk_hash = c.chunk_hash"
+            f"{unless} ORDER BY c.rowid",
+            (space.id, *earlier),
         )
-        for row, (note_id, index, h, blob) in enumerate(rows):  # one blob at a time: low peak RSS
-            vectors[row] = self._decode(blob)
+        for row, (note_id, index, h, blob) in enumerate(rows):  # one blob at a time: low peak
+            vectors[row] = decode(blob, space)
             keys.append((note_id, index, h))
-        matrix = ChunkMatrix(self.dimension, keys, vectors)
-        with self._lock:
-            self._matrix = matrix
+        return ChunkMatrix(space.dimension, keys, vectors)
+
+    def _empty_matrices(self) -> dict[str, ChunkMatrix]:
+        return {space.id: ChunkMatrix(space.dimension) for space in [self.space, *self._retiring]}
+
+    def _found(
+        self, conn: sqlite3.Connection, hashes: set[str]
+    ) -> dict[str, tuple[str, np.ndarray]]:
+        """``chunk_hash -> (space_id, vector)`` in the first searched space that has it."""
+        found: dict[str, tuple[str, np.ndarray]] = {}
+        sql = "SELECT chunk_hash, vector FROM embeddings WHERE space_id = ? AND chunk_hash"
+        for space in [self.space, *self._retiring]:
+            missing = hashes - found.keys()
+            if not missing:
+                break
+            for h, blob in select_in(conn, sql, missing, (space.id,)):
+                found[h] = (space.id, decode(blob, space))
+        return found
 
     def _allowed(self, note_filter: Callable[[str], bool] | None) -> set[str] | None:
         if note_filter is None:
@@ -411,86 +619,21 @@ class VectorStore:
     def _note_ids(self) -> list[str]:
         self.warm()
         with self._lock:
-            return self._matrix.note_ids() if self._matrix is not None else []
+            if self._matrices is None:
+                return []
+            notes: dict[str, None] = {}
+            for matrix in self._matrices.values():
+                notes.update(dict.fromkeys(matrix.note_ids()))
+            return list(notes)
 
     def _chunk_hashes(self, conn: sqlite3.Connection, note_id: str) -> set[str]:
         rows = conn.execute("SELECT chunk_hash FROM chunks WHERE note_id = ?", (note_id,))
         return {row[0] for row in rows}
 
-    def _vectors(self, conn: sqlite3.Connection, hashes: set[str]) -> dict[str, np.ndarray]:
-        sql = "SELECT chunk_hash, vector FROM embeddings WHERE model_id = ? AND chunk_hash"
-        rows = _select_in(conn, sql, hashes, (self.model_id,))
-        return {h: self._decode(blob) for h, blob in rows}
 
-    def _decode(self, blob: bytes) -> np.ndarray:
-        vector = np.frombuffer(blob, dtype=np.float32)
-        if vector.shape != (self.dimension,):
-            raise ConfigError(
-                f"vector index holds {vector.size}-dimensional vectors for model"
-                f" {self.model_id!r}, expected {self.dimension}; rebuild it with --clear"
-            )
-        return vector
+NEW_TEXT = 0  # queue priority: text no searched space has a vector for
+MIGRATION = 1  # queue priority: text only a retiring space has a vector for
 
 
-def _pending(conn: sqlite3.Connection) -> int:
-    # CROSS JOIN keeps the (usually empty) queue as the outer loop; a plain JOIN let SQLite scan
-    # every chunk instead (5.4 ms against 0.13 ms at 86k chunks).
-    row = conn.execute(
-        "SELECT COUNT(*) FROM temp.queue q CROSS JOIN chunks c ON c.chunk_hash = q.chunk_hash"
-    ).fetchone()
-    return int(row[0])
-
-
-def _unqueue_unused(conn: sqlite3.Connection, hashes: set[str]) -> None:
-    """Drop from the queue the ``hashes`` that no chunk uses any more."""
-    conn.executemany(
-        "DELETE FROM temp.queue WHERE chunk_hash = ?"
-        " AND NOT EXISTS (SELECT 1 FROM chunks WHERE chunk_hash = ?)",
-        [(h, h) for h in hashes],
-    )
-
-
-def _unit(vector: np.ndarray, dimension: int) -> np.ndarray:
-    array = np.asarray(vector, dtype=np.float32).reshape(-1)
-    if array.shape != (dimension,):
-        raise ValueError(f"expected a vector of {dimension} dimensions, got shape {vector.shape}")
-    norm = float(np.linalg.norm(array))
-    return array / norm if norm > 0 else array
-
-
-def _select_in(
-    conn: sqlite3.Connection, sql: str, values: Iterable[str], params: tuple[str, ...] = ()
-) -> list[sqlite3.Row]:
-    """Run ``sql + " IN (...)"`` over ``values`` in slices that fit SQLite's variable limit."""
-    values = list(values)
-    rows: list[sqlite3.Row] = []
-    for start in range(0, len(values), _SQL_VARIABLES):
-        part = values[start : start + _SQL_VARIABLES]
-        marks = ", ".join("?" * len(part))
-        rows.extend(conn.execute(f"{sql} IN ({marks})", (*params, *part)))
-    return rows
-
-
-def _hits(conn: sqlite3.Connection, ranked: Sequence[RankedChunk]) -> list[ChunkHit]:
-    """The texts of ranked chunks, read in few queries; a chunk whose note changed since it
-    was ranked (its hash no longer matches) is dropped as stale."""
-    texts: dict[tuple[str, int], tuple[str, str]] = {}
-    wanted = {(chunk.note_id, chunk.chunk_index) for chunk in ranked}
-    notes = list(dict.fromkeys(chunk.note_id for chunk in ranked))
-    for start in range(0, len(notes), _SQL_VARIABLES):
-        part = notes[start : start + _SQL_VARIABLES]
-        rows = conn.execute(
-            "SELECT note_id, chunk_index, chunk_hash, text FROM chunks"
-            f" WHERE note_id IN ({','.join('?' * len(part))})",
-            part,
-        )
-        for row in rows:
-            key = (row["note_id"], row["chunk_index"])
-            if key in wanted:
-                texts[key] = (row["chunk_hash"], row["text"])
-    hits = []
-    for chunk in ranked:
-        found = texts.get((chunk.note_id, chunk.chunk_index))
-        if found is not None and found[0] == chunk.chunk_hash:
-            hits.append(ChunkHit(chunk.note_id, chunk.chunk_index, found[1], chunk.similarity))
-    return hits
+def _by_score(row: tuple[str, int, str, float]) -> float:
+    return -row[3]

@@ -292,8 +292,12 @@ class IndexCounts(TypedDict):
     vector_documents: int | None
     embedded_chunks: int | None
     pending_chunks: int | None
+    # Chunks found only in an embedding space being retired, until embedded in the active one.
+    migrating_chunks: int | None
     pending_index_updates: int
     embedding_model: str
+    embedding_space: str
+    retiring_spaces: list[str]
 
 
 @with_config(OPEN)
