@@ -55,6 +55,7 @@ from lithos.services.embedding import EmbeddingWorker
 from lithos.services.graph import LinkGraph
 from lithos.services.indexing import Indexer, Progress, ReconcileReport
 from lithos.services.knowledge import KnowledgeService
+from lithos.services.migrate import NoteMigrator
 from lithos.services.related import RelatedService
 from lithos.services.repair import RepairWorker
 from lithos.services.search import SearchService
@@ -174,6 +175,9 @@ class LithosApp:
             listeners=[self.graph, self.edge_projection, self.frames],
             lock=lock,
             adopt_files=cfg.storage.adopt_files,
+        )
+        self.migrator = NoteMigrator(
+            self.files, data / ".lithos" / "migrations", on_written=self.indexer.sync_paths
         )
         self.agents = AgentRegistry(self.coordination_db)
         self.coordination = CoordinationService(

@@ -1,5 +1,5 @@
-"""The ``lithos`` command: serve, stats, search, reindex, reembed, validate, doctor, adopt,
-audit."""
+"""The ``lithos`` command: serve, stats, search, reindex, reembed, migrate, validate, doctor,
+adopt, audit."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from lithos.app import LithosApp
 from lithos.cli import audit
 from lithos.cli.doctor import render, run_checks
 from lithos.cli.logs import LOG_FORMAT, file_log
+from lithos.cli.migrations import migration_report, render_migration
 from lithos.cli.progress import ProgressBar
 from lithos.cli.tables import render_stats
 from lithos.config import LithosConfig, load_config
@@ -33,7 +34,7 @@ log = logging.getLogger("lithos.cli")
 # Commands that read an existing knowledge base: a data directory that does not exist is a
 # mistyped path, not a request to start an empty one (only `serve` creates one).
 NEEDS_EXISTING_DATA = frozenset(
-    {"stats", "search", "reindex", "reembed", "validate", "adopt", "audit"}
+    {"stats", "search", "reindex", "reembed", "migrate", "validate", "adopt", "audit"}
 )
 EXIT_PROBLEMS = 1
 EXIT_ERROR = 2
@@ -99,6 +100,16 @@ def build_parser() -> argparse.ArgumentParser:
         parents=shared,
     )
 
+    migrate = commands.add_parser(
+        "migrate",
+        help="bring every note's frontmatter to the current schema version",
+        parents=shared,
+    )
+    migrate.add_argument(
+        "--dry-run", action="store_true", help="show what would change in each file; change nothing"
+    )
+    migrate.add_argument("--json", action="store_true", help="print JSON for scripts")
+
     commands.add_parser("validate", help="report broken links and bad frontmatter", parents=shared)
 
     doctor = commands.add_parser(
@@ -137,6 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "search": _search,
             "reindex": _reindex,
             "reembed": _reembed,
+            "migrate": _migrate,
             "validate": _validate,
             "doctor": _doctor,
             "adopt": _adopt,
@@ -260,6 +272,27 @@ def _reembed(config: LithosConfig, args: argparse.Namespace) -> int:
         finally:
             app.close()
     _print(report.as_dict())
+    return 0
+
+
+def _migrate(config: LithosConfig, args: argparse.Namespace) -> int:
+    # A dry run reads the files only, so it works beside a running server; applying writes
+    # them and refuses (index_locked) while a server owns the indexes.
+    app = LithosApp(config).open(read_only=args.dry_run)
+    try:
+        run = app.migrator.plan() if args.dry_run else app.migrator.apply()
+    finally:
+        app.close()
+    if args.json:
+        _print(migration_report(run))
+    else:
+        print(render_migration(run), end="")
+    verb = "would be migrated" if args.dry_run else "migrated"
+    print(
+        f"{len(run.notes)} of {run.files} file(s) {verb} to schema version "
+        f"{run.current_version}; {len(run.skipped)} skipped",
+        file=sys.stderr,
+    )
     return 0
 
 

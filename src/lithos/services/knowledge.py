@@ -23,6 +23,7 @@ from lithos.domain.metadata import (
     check_change,
     metadata_as_dict,
 )
+from lithos.domain.note_migrations import CURRENT_SCHEMA_VERSION
 from lithos.domain.notes import (
     Note,
     content_hash,
@@ -51,6 +52,10 @@ from lithos.store.catalog import ListQuery
 from lithos.store.markdown import KnowledgeFiles
 
 MAX_TITLE = 300
+# A note Lithos creates follows the current schema, so `lithos migrate` leaves it alone.
+CURRENT_METADATA = NoteMetadata(
+    schema_version=CURRENT_SCHEMA_VERSION, declared=frozenset({"schema_version"})
+)
 FileNames = Literal["title", "slug"]
 
 
@@ -160,7 +165,7 @@ class KnowledgeService:
             aliases=_unique(request.aliases or ()),
             source=request.source,
             supersedes=request.supersedes,
-            metadata=apply_change(NoteMetadata(), request.metadata),
+            metadata=apply_change(CURRENT_METADATA, request.metadata),
         )
         text = render_note(note)
         stem = title_file_stem(note.title) if self.file_names == "title" else slugify(note.title)
