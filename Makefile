@@ -30,6 +30,7 @@ bench: install
 	bench/setup.sh
 	FASTMCP_CHECK_FOR_UPDATES=off $(PY) bench/perf.py $(BENCH_ARGS)
 	FASTMCP_CHECK_FOR_UPDATES=off $(PY) bench/load.py $(LOAD_ARGS)
+	$(PY) bench/vector_compact.py $(VECTOR_ARGS)
 	$(PY) bench/report.py
 
 eval: install

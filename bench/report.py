@@ -29,6 +29,7 @@ SECTION_TITLES = {
     "perf": "## Performance: PowerShell docs + tldr pages",
     "load": "## Server cost per call: wrk over streamable HTTP",
     "explore": "## Exploration, analogy and the graph scout, with and without",
+    "vector_compact": "## Compact vectors: int8 against float32 search",
 }
 NOTES_MARK = "<!-- bench/NOTES.md -->"
 TOOLS_PLOTTED = ("read", "write_create", "search_fulltext", "search_semantic", "search_hybrid")
@@ -530,6 +531,55 @@ def load_section(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+def vector_compact_section(result: dict[str, Any]) -> list[str]:
+    """bench/vector_compact.py: recall, memory and latency of int8 rows against float32."""
+    lines = [SECTION_TITLES["vector_compact"], "", *machine_section(result["machine"])]
+    lines += [
+        "",
+        "The same vector store read with float32 rows and with int8 rows (one scale per row) "
+        "plus a float32 re-score of the best `limit + 40` rows from SQLite "
+        "(`search.compact_vectors`). Recall@10 is the share of the exact float32 top 10 the "
+        "compact search returns. Latency: `rank_notes(limit=10)` per query, median (p90); "
+        "load average as measured (2 cores, shared).",
+        "",
+    ]
+    rows = []
+    for name, label in (
+        ("scifact", "SciFact, real vectors"),
+        ("synthetic_100000", "100,000 synthetic vectors"),
+        ("synthetic_10000", "10,000 synthetic vectors"),
+    ):
+        row = result.get(name)
+        if row is None:
+            continue
+        exact, compact = row["float32"], row["int8"]
+        rows.append(
+            [
+                f"{label} ({row['chunks']} chunks, {row['queries']} queries)",
+                f"{row['recall_at_10_notes']} / {row['recall_at_10_chunks']}",
+                round(row["recall_at_10_chunks_int8_without_rescore"], 4),
+                f"{exact['matrix_mb']} -> {compact['matrix_mb']}",
+                f"+{exact['rss_growth_mb']} -> +{compact['rss_growth_mb']}",
+                f"{_median_p90(exact['rank_notes_ms'])} -> {_median_p90(compact['rank_notes_ms'])}",
+                " / ".join(f"{x:.1f}" for x in row["load_average"]),
+            ]
+        )
+    header = [
+        "data",
+        "recall@10 notes / chunks",
+        "int8 alone, chunks",
+        "matrix MB",
+        "RSS growth on load, MB",
+        "ms float32 -> int8",
+        "load (1/5/15 min)",
+    ]
+    return [*lines, *table(header, rows)]
+
+
+def _median_p90(values: dict[str, float]) -> str:
+    return f"{values['median']} ({values['p90']})"
+
+
 def _p(values: dict[str, float]) -> str:
     return f"{values['p50']} / {values['p95']} / {values['p99']}"
 
@@ -663,6 +713,7 @@ def main(argv: list[str] | None = None) -> int:
         ("perf", perf_section, plot_latency),
         ("load", load_section, None),
         ("explore", explore_section, None),
+        ("vector_compact", vector_compact_section, None),
     ):
         path = args.out_dir / f"{name}.json"
         if not path.exists():

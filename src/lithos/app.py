@@ -277,6 +277,7 @@ class LithosApp:
                 report,
                 revision=space.revision,
                 embedders=self._space_embedder,
+                compact=self.config.search.compact_vectors,
             )
 
         tantivy = data / ".tantivy"

@@ -85,6 +85,9 @@ class SearchConfig(_Section):
     # After a model change: "lazy" re-embeds old chunks in the background, after new text;
     # "batch" leaves them to `lithos reembed` (searched in the old space until then).
     space_migration: Literal["lazy", "batch"] = "lazy"
+    # Hold search vectors as int8 (a quarter of the memory) and re-score the best candidates
+    # from the float32 vectors on disk: the same results (docs/embeddings.md).
+    compact_vectors: bool = True
     semantic_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
     max_results: int = Field(default=50, ge=1, le=1000)
     chunk_size: int = Field(default=500, ge=50)

@@ -23,9 +23,12 @@ def path(tmp_path: Path) -> Path:
     return tmp_path / "vectors.db"
 
 
-@pytest.fixture
-def store(path: Path, embedder: HashingEmbedder) -> Iterator[VectorStore]:
-    vectors = VectorStore(path, embedder.model_id, embedder.dimension)
+@pytest.fixture(params=[False, True], ids=["float32", "int8"])
+def store(
+    path: Path, embedder: HashingEmbedder, request: pytest.FixtureRequest
+) -> Iterator[VectorStore]:
+    """Every behaviour holds with float32 rows and with compact int8 rows (re-scored)."""
+    vectors = VectorStore(path, embedder.model_id, embedder.dimension, compact=request.param)
     yield vectors
     vectors.close()
 

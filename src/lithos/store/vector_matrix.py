@@ -1,15 +1,13 @@
-"""The in-memory matrix of embedded chunk vectors that semantic search scores exactly."""
+"""The in-memory matrix of embedded chunk vectors that semantic search scores."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from lithos.domain.embedding import ScoreStats
-
-# Scored block by block: see ChunkMatrix._scores.
-SCORE_BLOCK_ELEMENTS = 400_000
+from lithos.store.vector_codes import RowVectors, row_vectors
 
 
 class ChunkMatrix:
@@ -23,13 +21,15 @@ class ChunkMatrix:
         self,
         dimension: int,
         keys: Sequence[tuple[str, int, str]] = (),
-        vectors: np.ndarray | None = None,
+        vectors: RowVectors | None = None,
+        compact: bool = False,
     ) -> None:
-        """A matrix holding ``vectors[i]`` (adopted, not copied) for chunk ``keys[i]``; rows of
-        ``vectors`` beyond ``len(keys)`` are spare capacity."""
+        """A matrix holding row ``i`` of ``vectors`` (adopted, not copied) for chunk
+        ``keys[i]``; rows beyond ``len(keys)`` are spare capacity. Without ``vectors``, an
+        empty matrix of float32 rows, or int8 ones with ``compact``."""
         if vectors is None:
-            vectors = np.zeros((len(keys), dimension), dtype=np.float32)
-        self._vectors = vectors
+            vectors = row_vectors(len(keys), dimension, compact)
+        self._vectors: RowVectors = vectors
         self._keys: list[tuple[str, int, str] | None] = list(keys)
         self._row_of = {(key[0], key[1]): row for row, key in enumerate(keys)}
         self._rows_of_note: dict[str, set[int]] = {}
@@ -50,7 +50,7 @@ class ChunkMatrix:
         rows = self._rows_of_note.get(note_id)
         if not rows:
             return None
-        mean = self._vectors[sorted(rows)].mean(axis=0)
+        mean = self._vectors.get(sorted(rows)).mean(axis=0)
         norm = float(np.linalg.norm(mean))
         return mean / norm if norm > 0 else None
 
@@ -62,7 +62,7 @@ class ChunkMatrix:
             self._row_of[(note_id, chunk_index)] = row
             self._rows_of_note.setdefault(note_id, set()).add(row)
             self._note_codes[row] = self._code(note_id)
-        self._vectors[row] = vector
+        self._vectors.set(row, vector)
         self._keys[row] = (note_id, chunk_index, chunk_hash)
 
     def remove_note(self, note_id: str) -> None:
@@ -86,6 +86,40 @@ class ChunkMatrix:
     def stats(self, scores: np.ndarray) -> ScoreStats:
         """The distribution of :meth:`scores` over the occupied rows."""
         return ScoreStats.of(scores[: self._size][self._note_codes[: self._size] >= 0])
+
+    @property
+    def exact(self) -> bool:
+        """Whether :meth:`scores` are exact (float32 rows) or approximate (int8 rows)."""
+        return self._vectors.exact
+
+    def rescore(
+        self,
+        scores: np.ndarray,
+        query: np.ndarray,
+        allowed: set[str] | None,
+        count: int,
+        vectors_of: Callable[[set[str]], Mapping[str, np.ndarray]],
+    ) -> None:
+        """Replace, in place, the approximate scores of the ``count`` best rows whose note is
+        in ``allowed`` with exact ones, from the float32 vectors ``vectors_of`` gives for their
+        chunk hashes. Nothing to do for exact rows."""
+        if self._vectors.exact:
+            return
+        candidates = self._candidates(allowed)
+        if candidates.size == 0:
+            return
+        best = candidates[_best(scores[candidates], count)]
+        keys = [self._keys[row] for row in best]
+        exact = vectors_of({key[2] for key in keys if key is not None})
+        for row, key in zip(best, keys, strict=True):
+            vector = exact.get(key[2]) if key is not None else None
+            if vector is not None:
+                scores[row] = float(vector @ query)
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the vectors (allocated capacity, resident or not)."""
+        return self._vectors.nbytes
 
     def top(
         self, scores: np.ndarray, limit: int, allowed: set[str] | None
@@ -143,15 +177,7 @@ class ChunkMatrix:
         return (*key, min(1.0, max(0.0, float(score))))
 
     def _scores(self, query: np.ndarray) -> np.ndarray:
-        # Block by block: OpenBLAS runs a matrix-vector product on several threads from about
-        # 460,000 elements, and waking them for each sporadic search costs more than the product
-        # itself on a busy machine (bench/embedding_micro.py measured 10x the median at 10k).
-        scores = np.empty(self._size, dtype=np.float32)
-        step = max(1, SCORE_BLOCK_ELEMENTS // self._vectors.shape[1])
-        for start in range(0, self._size, step):
-            end = min(start + step, self._size)
-            np.matmul(self._vectors[start:end], query, out=scores[start:end])
-        return scores
+        return self._vectors.scores(query, self._size)
 
     def _free(self, row: int) -> None:
         key = self._keys[row]
@@ -172,11 +198,9 @@ class ChunkMatrix:
             return self._free_rows.pop()
         if self._size == len(self._vectors):
             capacity = max(64, 2 * len(self._vectors))
-            vectors = np.zeros((capacity, self._vectors.shape[1]), dtype=np.float32)
-            vectors[: self._size] = self._vectors[: self._size]
             codes = np.full(capacity, -1, dtype=np.int64)
             codes[: self._size] = self._note_codes[: self._size]
-            self._vectors, self._note_codes = vectors, codes
+            self._vectors, self._note_codes = self._vectors.grown(capacity), codes
         self._keys.append(None)
         self._size += 1
         return self._size - 1

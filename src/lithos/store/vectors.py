@@ -20,6 +20,7 @@ they never lag the database and are never reloaded in full.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -41,6 +42,7 @@ from lithos.domain.embedding import (
 from lithos.errors import ConfigError, StoreCorrupt
 from lithos.store import vector_spaces
 from lithos.store.sqlite import Database, Migration
+from lithos.store.vector_codes import row_vectors
 from lithos.store.vector_matrix import ChunkMatrix
 from lithos.store.vector_rows import decode, hits, queued, select_in, unit, unqueue_unused
 
@@ -115,8 +117,10 @@ class VectorStore:
         on_corrupt: Callable[[StoreCorrupt], None] | None = None,
         revision: str = "",
         embedders: EmbedderFor | None = None,
+        compact: bool = False,
     ) -> None:
         self.path = path
+        self._compact = compact
         self.space = EmbeddingSpace(model_id, revision, dimension)
         self.model_id = model_id
         self.dimension = dimension
@@ -397,19 +401,39 @@ class VectorStore:
             return []
         vectors = self._query_units(query)
         allowed = self._allowed(note_filter)
-        while True:
-            self.warm()
+
+        def rank(conn: sqlite3.Connection | None) -> Rows | None:
             with self._lock:
                 if self._matrices is None:  # a failed write just dropped them: reload
-                    continue
+                    return None
                 spaces = [s for s in [self.space, *self._retiring] if s.id in vectors]
                 scored = [(s, self._matrices[s.id]) for s in spaces]
                 scores = [matrix.scores(vectors[s.id]) for s, matrix in scored]
+                if conn is not None:
+                    for (space, matrix), raw in zip(scored, scores, strict=True):
+                        exact = functools.partial(self._exact, conn, space)
+                        matrix.rescore(
+                            raw, vectors[space.id], allowed, limit + RESCORE_MARGIN, exact
+                        )
                 adjust = self._calibrations(scored, scores)
                 rows: Rows = []
                 for (_, matrix), raw, mapping in zip(scored, scores, adjust, strict=True):
                     rows.extend(select(matrix, mapping.apply(raw), allowed))
                 return rows
+
+        while True:
+            self.warm()
+            # Compact (int8) scores are re-scored from the float32 vectors in SQLite: on the
+            # database thread, so no write holding it can wait on the lock held here.
+            ranked = self._db.call(rank) if self._compact else rank(None)
+            if ranked is not None:
+                return ranked
+
+    def _exact(
+        self, conn: sqlite3.Connection, space: EmbeddingSpace, hashes: set[str]
+    ) -> dict[str, np.ndarray]:
+        sql = "SELECT chunk_hash, vector FROM embeddings WHERE space_id = ? AND chunk_hash"
+        return {h: decode(blob, space) for h, blob in select_in(conn, sql, hashes, (space.id,))}
 
     def _calibrations(
         self, scored: list[tuple[EmbeddingSpace, ChunkMatrix]], scores: list[np.ndarray]
@@ -455,6 +479,11 @@ class VectorStore:
         sql = "SELECT note_id, text FROM chunks WHERE chunk_index = 0 AND note_id"
         rows = self._db.call(lambda conn: select_in(conn, sql, wanted))
         return {note: text for note, text in rows}
+
+    def matrix_bytes(self) -> int:
+        """Memory the search matrices hold for vectors (0 before they are read)."""
+        with self._lock:
+            return sum(m.nbytes for m in (self._matrices or {}).values())
 
     def warm(self) -> None:
         """Read the search matrices now rather than on the first search. Idempotent."""
@@ -573,8 +602,7 @@ class VectorStore:
         """The matrix of ``space``: the chunks it has a vector for and no ``earlier`` space
         has."""
         keys: list[tuple[str, int, str]] = []
-        # np.zeros maps pages lazily: spare rows cost no resident memory until written.
-        vectors = np.zeros((capacity, space.dimension), dtype=np.float32)
+        vectors = row_vectors(capacity, space.dimension, self._compact)
         marks = ", ".join("?" * len(earlier))
         unless = (
             f" WHERE NOT EXISTS (SELECT 1 FROM embeddings p WHERE p.space_id IN ({marks})"
@@ -589,12 +617,15 @@ class VectorStore:
             (space.id, *earlier),
         )
         for row, (note_id, index, h, blob) in enumerate(rows):  # one blob at a time: low peak
-            vectors[row] = decode(blob, space)
+            vectors.set(row, decode(blob, space))
             keys.append((note_id, index, h))
         return ChunkMatrix(space.dimension, keys, vectors)
 
     def _empty_matrices(self) -> dict[str, ChunkMatrix]:
-        return {space.id: ChunkMatrix(space.dimension) for space in [self.space, *self._retiring]}
+        return {
+            space.id: ChunkMatrix(space.dimension, compact=self._compact)
+            for space in [self.space, *self._retiring]
+        }
 
     def _found(
         self, conn: sqlite3.Connection, hashes: set[str]
@@ -631,6 +662,8 @@ class VectorStore:
         return {row[0] for row in rows}
 
 
+# Compact scores are re-scored exactly for the best `limit + RESCORE_MARGIN` rows of each space.
+RESCORE_MARGIN = 40
 NEW_TEXT = 0  # queue priority: text no searched space has a vector for
 MIGRATION = 1  # queue priority: text only a retiring space has a vector for
 
