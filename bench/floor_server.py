@@ -4,7 +4,10 @@
 every Lithos tool, so its server CPU per call is the protocol floor the real tools are compared
 with (bench/load.py). The product never registers it.
 
-    python bench/floor_server.py --data-dir DIR --port PORT [--json-response]
+    python bench/floor_server.py --data-dir DIR --port PORT [--json-response] [--no-embed]
+
+``--no-embed`` leaves the embedding worker off, so that the server's CPU time counts only the
+calls (chunks stay pending).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--json-response", action="store_true")
+    parser.add_argument("--no-embed", action="store_true", help="no embedding worker")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     limit_malloc_arenas()
@@ -47,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     config = load_config(args.data_dir, overrides=overrides)
     app = LithosApp(config).open()
     try:
-        app.start(watch=False)
+        app.start(watch=False, embed=not args.no_embed)
         server = create_server(app)
 
         @server.tool(annotations={"readOnlyHint": True})

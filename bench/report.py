@@ -30,6 +30,7 @@ SECTION_TITLES = {
     "load": "## Server cost per call: wrk over streamable HTTP",
     "explore": "## Exploration, analogy and the graph scout, with and without",
     "vector_compact": "## Compact vectors: int8 against float32 search",
+    "ingest": "## Bulk ingest: lithos_write_batch and lithos import",
 }
 NOTES_MARK = "<!-- bench/NOTES.md -->"
 TOOLS_PLOTTED = ("read", "write_create", "search_fulltext", "search_semantic", "search_hybrid")
@@ -465,6 +466,46 @@ def perf_section(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+INGEST_WAYS = (
+    ("batch_mcp", "lithos_write_batch over MCP (HTTP), embedding alongside", 300),
+    ("batch_mcp_no_embed", "lithos_write_batch over MCP (HTTP), no embedding", 300),
+    ("batch_in_process", "write_batch in-process, no MCP, no embedding", None),
+    ("import", "`lithos import` of a folder (in-process), no embedding", 1000),
+)
+
+
+def ingest_section(result: dict[str, Any]) -> list[str]:
+    """Bulk ingest rates and CPU per note (bench/ingest.py)."""
+    lines = [SECTION_TITLES["ingest"], ""]
+    lines += machine_section(result["machine"])
+    lines += [
+        f"- {result['batch_mcp']['notes']} real notes (PowerShell docs + tldr pages), "
+        f"{result['batch_size']} per batch call; every way ends with every note searchable by "
+        "full text. CPU ms per note is process CPU time (user + system, all threads); notes/s "
+        "is wall clock and depends on the load average (other engineers share the 2 cores), "
+        "quoted per row.",
+        "",
+    ]
+    rows = []
+    for key, label, target in INGEST_WAYS:
+        figures = result[key]
+        verdict = None
+        if target is not None:
+            verdict = "met" if figures["notes_per_s"] >= target else "**missed**"
+        rows.append(
+            [
+                label,
+                figures["notes_per_s"],
+                figures["cpu_ms_per_note"],
+                f"{figures['load_average']:.1f}",
+                f">= {target}" if target else None,
+                verdict,
+            ]
+        )
+    lines += table(["way", "notes/s", "CPU ms/note", "load", "target (notes/s)", ""], rows)
+    return lines
+
+
 def load_section(result: dict[str, Any]) -> list[str]:
     """Server throughput and CPU per call under wrk (bench/load.py)."""
     targets = result["targets"]
@@ -714,6 +755,7 @@ def main(argv: list[str] | None = None) -> int:
         ("load", load_section, None),
         ("explore", explore_section, None),
         ("vector_compact", vector_compact_section, None),
+        ("ingest", ingest_section, None),
     ):
         path = args.out_dir / f"{name}.json"
         if not path.exists():

@@ -35,9 +35,11 @@ class Server:
         log: Path | None = None,
         floor: bool = False,
         json_response: bool = False,
+        embed: bool = True,
     ) -> None:
         """``floor`` serves through bench/floor_server.py (Lithos plus the trivial
-        ``bench_noop`` tool); ``json_response`` answers POSTs with JSON instead of SSE."""
+        ``bench_noop`` tool), there without the embedding worker unless ``embed``;
+        ``json_response`` answers POSTs with JSON instead of SSE."""
         self.data_dir = data_dir
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
@@ -46,6 +48,7 @@ class Server:
         self._log = log or data_dir.parent / "server.log"
         self._floor = floor
         self._json_response = json_response
+        self._embed = embed
         self._process: subprocess.Popen[bytes] | None = None
         self.startup_s = 0.0
 
@@ -54,6 +57,7 @@ class Server:
             command = [sys.executable, str(FLOOR_SERVER), "--data-dir", str(self.data_dir)]
             command += ["--port", str(self.port)]
             command += ["--json-response"] if self._json_response else []
+            command += [] if self._embed else ["--no-embed"]
         else:
             command = [str(LITHOS), "--data-dir", str(self.data_dir), "serve"]
             command += ["--transport", "http", "--host", "127.0.0.1", "--port", str(self.port)]

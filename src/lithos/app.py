@@ -53,6 +53,7 @@ from lithos.services.edge_projection import FrontmatterEdges
 from lithos.services.edges import EdgeService
 from lithos.services.embedding import EmbeddingWorker
 from lithos.services.graph import LinkGraph
+from lithos.services.importer import Importer
 from lithos.services.indexing import Indexer, Progress, ReconcileReport
 from lithos.services.knowledge import KnowledgeService
 from lithos.services.migrate import NoteMigrator
@@ -195,6 +196,7 @@ class LithosApp:
             file_names=cfg.storage.file_names,
             catalog_ready=partial(self.stores.require, "catalog"),
         )
+        self.importer = Importer(self.files, self.indexer, self.max_file_bytes)
         self.edges = EdgeService(
             self.edge_store,
             self.catalog,

@@ -244,3 +244,26 @@ def test_validate_suggests_the_note_a_broken_link_probably_meant(data_dir: Path,
     )
     assert "[[event loop]]" not in out  # resolved by title, ignoring case
     assert "user.md: broken_link: [[Zebra]] matches no note\n" in out
+
+
+def test_import_copies_a_folder_and_search_finds_it_at_once(data_dir: Path, tmp_path, capsys):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "one.md").write_text("# One\n\nbilby facts\n")
+    (vault / "two.md").write_text("# Two\n\nmore bilby facts\n")
+    assert run(data_dir, "import", str(vault), "--into", "imported") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["files"], report["imported"], report["skipped"]) == (2, 2, [])
+    assert (knowledge(data_dir) / "imported" / "one.md").read_text() == "# One\n\nbilby facts\n"
+    assert run(data_dir, "search", "bilby") == 0
+    assert "imported/one.md" in capsys.readouterr().out
+
+
+def test_import_exits_1_and_lists_what_it_skipped(data_dir: Path, tmp_path, capsys):
+    (knowledge(data_dir) / "one.md").write_text("# Mine\n")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "one.md").write_text("# Theirs\n")
+    assert run(data_dir, "import", str(vault)) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["skipped"][0]["path"] == "one.md" and report["skipped"][0]["reason"] == "exists"

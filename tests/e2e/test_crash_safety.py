@@ -48,14 +48,15 @@ WRITER = textwrap.dedent(
 )
 
 
-def test_acknowledged_writes_survive_sigkill(data_dir: Path):
+def spawn(script: str, data_dir: Path) -> subprocess.Popen[str]:
+    """Run ``script`` on ``data_dir`` in a Python subprocess whose stdout is piped."""
     root = Path(__file__).resolve().parents[2]
-    process = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(data_dir)],
-        stdout=subprocess.PIPE,
-        cwd=root,
-        text=True,
-    )
+    command = [sys.executable, "-c", script, str(data_dir)]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, cwd=root, text=True)
+
+
+def test_acknowledged_writes_survive_sigkill(data_dir: Path):
+    process = spawn(WRITER, data_dir)
     acknowledged: dict[str, dict[str, str]] = {}
     last = None
     assert process.stdout is not None
@@ -201,3 +202,48 @@ async def test_acknowledged_http_writes_survive_repeated_sigkill(data_dir: Path,
         acknowledged = await kill_during_writes(data_dir, rng)
         every.update(acknowledged)  # a later write of the same note replaces the record
         await verify(data_dir, every)
+
+
+BATCH_WRITER = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from pathlib import Path
+    from lithos.services.knowledge import WriteRequest
+    from tests.support import make_app
+
+    app = make_app(Path(sys.argv[1]))
+    app.start(watch=False)
+    for b in range(100_000):
+        bodies = [f"batch {b} note {i} " + "y" * (i * 97 % 3000) for i in range(20)]
+        requests = [
+            WriteRequest(agent="w", title=f"B{b} {i}", content=t) for i, t in enumerate(bodies)
+        ]
+        outcomes = asyncio.run(app.knowledge.write_batch("w", requests))
+        for outcome, body in zip(outcomes, bodies):
+            print(json.dumps({"id": outcome.id, "path": outcome.path, "body": body}), flush=True)
+    """
+)
+
+
+def test_acknowledged_batch_writes_survive_sigkill(data_dir: Path):
+    process = spawn(BATCH_WRITER, data_dir)
+    acknowledged = []
+    assert process.stdout is not None
+    for line in process.stdout:
+        acknowledged.append(json.loads(line))
+        if len(acknowledged) >= 100:
+            break
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=10)
+
+    knowledge = data_dir / "knowledge"
+    for record in acknowledged:
+        note = parse_note((knowledge / record["path"]).read_text(), record["path"])
+        assert (note.id, note.content.rstrip("\n")) == (record["id"], record["body"])
+    app = make_app(data_dir)
+    report = app.start(watch=False)
+    catalog = {e.id: e.content_hash for e in app.catalog.entries()}
+    assert {r["id"] for r in acknowledged} <= set(catalog)
+    assert app.fulltext.hashes() == catalog and app.vectors.note_hashes() == catalog
+    assert report.problems == []
+    app.close()

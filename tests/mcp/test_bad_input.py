@@ -68,7 +68,9 @@ def baseline(name: str, schema: dict[str, Any], world: dict[str, str]) -> Any:
     if name in known and jsonschema.Draft202012Validator(schema).is_valid(known[name]):
         return known[name]
     candidates = (*_enum_values(schema), "x", 1, 0.5, True, ["x"], {}, None)
-    for candidate in (*candidates, _object(schema, world)):
+    items = schema.get("items")
+    one_item = [_object({**items, "$defs": schema.get("$defs", {})}, world)] if items else None
+    for candidate in (*candidates, _object(schema, world), one_item):
         if jsonschema.Draft202012Validator(schema).is_valid(candidate):
             return candidate
     raise AssertionError(f"no baseline value for {name}: {schema}")

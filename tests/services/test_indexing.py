@@ -206,3 +206,25 @@ def test_a_symlinked_file_is_not_indexed(data_dir: Path, tmp_path: Path):
     assert app.catalog.count() == 0 and fulltext_ids(app, "private") == []
     assert "id:" not in secret.read_text()  # nothing was written through the link
     app.close()
+
+
+def test_files_synced_together_that_share_an_id_index_one_and_report_the_other(data_dir: Path):
+    app = make_app(data_dir)
+    app.start(watch=False)
+    front = {"id": "11111111-1111-4111-8111-111111111111", "title": "Twin"}
+    for name in ("a.md", "b.md"):
+        (app.files.root / name).write_text(note_file(front, f"twin {name}"))
+    indexed = app.indexer.sync_paths(["a.md", "b.md"])
+    assert list(indexed) == ["a.md"]
+    assert app.catalog.problem("b.md") == (
+        "duplicate_id",
+        "id 11111111-1111-4111-8111-111111111111 is already used by another file",
+    )
+    assert_in_step_except(app, "b.md")
+    app.close()
+
+
+def assert_in_step_except(app: LithosApp, skipped: str) -> None:
+    catalog = {e.id: e.content_hash for e in app.catalog.entries()}
+    assert app.fulltext.hashes() == catalog and app.vectors.note_hashes() == catalog
+    assert skipped not in {e.path for e in app.catalog.entries()}

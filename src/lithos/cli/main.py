@@ -1,5 +1,5 @@
-"""The ``lithos`` command: serve, stats, search, reindex, reembed, migrate, validate, doctor,
-adopt, audit."""
+"""The ``lithos`` command: serve, stats, search, reindex, reembed, migrate, import,
+validate, doctor, adopt, audit."""
 
 from __future__ import annotations
 
@@ -118,6 +118,13 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="print JSON for scripts")
     doctor.add_argument("--host", help="the address `lithos serve` would listen on")
     doctor.add_argument("--port", type=int, help="the port `lithos serve` would listen on")
+    importer = commands.add_parser(
+        "import",
+        help="copy a folder of Markdown files into the knowledge base and index them",
+        parents=shared,
+    )
+    importer.add_argument("folder", type=Path, help="folder to import (only read, never changed)")
+    importer.add_argument("--into", default="", help="folder of the knowledge base to copy into")
     adopt = commands.add_parser(
         "adopt",
         help="write ids into hand-written files (which Lithos otherwise never changes)",
@@ -153,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "doctor": _doctor,
             "adopt": _adopt,
             "audit": audit.run,
+            "import": _import,
         }[args.command]
         return handler(config, args)
     except LithosError as exc:
@@ -294,6 +302,35 @@ def _migrate(config: LithosConfig, args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _import(config: LithosConfig, args: argparse.Namespace) -> int:
+    if not config.data_dir.exists():
+        log.warning("no knowledge base at %s: creating a new, empty one", config.data_dir)
+    app = LithosApp(config).open()
+    try:
+        files = ProgressBar("files")
+        report = app.importer.import_folder(args.folder, args.into, progress=files)
+        files.finish()
+    finally:
+        app.close()
+    _print(
+        {
+            "files": report.files,
+            "imported": report.imported,
+            "in_place": report.in_place,
+            "seconds": report.seconds,
+            "notes_per_s": report.notes_per_s,
+            "skipped": [asdict(skipped) for skipped in report.skipped],
+        }
+    )
+    if report.imported:
+        print(
+            "lithos: the imported notes are searchable by full text now; the server embeds "
+            "them for semantic search in the background",
+            file=sys.stderr,
+        )
+    return EXIT_PROBLEMS if report.skipped else 0
 
 
 def _validate(config: LithosConfig, args: argparse.Namespace) -> int:

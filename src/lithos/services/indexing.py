@@ -13,7 +13,7 @@ import logging
 import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -158,11 +158,12 @@ class Indexer:
         to pass to :meth:`commit`. Call with or without :attr:`lock` held; commit without it,
         so concurrent writers share one full-text commit."""
         with self.lock:
-            records = [self._record(item) for item in indexed]
+            tagged = [_tagged(item) for item in indexed]
+            records = [self._record(item) for item in tagged]
             self.catalog.upsert(records)
             for listener in self._listeners:
                 listener.noted(records)
-            ticket = self.fulltext.stage_upsert([_fulltext_doc(item) for item in indexed])
+            ticket = self.fulltext.stage_upsert([_fulltext_doc(item) for item in tagged])
             for item in indexed:
                 self.vectors.set_note(item.note.id, item.file_hash, self._chunks(item.note))
             self.applied += len(indexed)
@@ -321,35 +322,43 @@ class Indexer:
     def forget_path(self, path: str) -> None:
         self.sync_paths([path])
 
-    def sync_paths(self, paths: list[str]) -> dict[str, IndexedFile]:
+    def sync_paths(self, paths: Sequence[str]) -> dict[str, IndexedFile]:
         """Bring the indexes in step with these files (indexed if present, forgotten if gone),
-        with one full-text commit for all of them; returns what was (re)indexed by path."""
+        with one identity transaction, one catalog transaction and one full-text commit for
+        all of them; returns what was (re)indexed by path."""
         indexed: dict[str, IndexedFile] = {}
         tickets = [0]
         with self.lock:
-            for path in paths:
+            changed: list[tuple[FileInfo, str]] = []
+            unique = list(dict.fromkeys(paths))
+            known = self.catalog.by_paths(unique)
+            for path in unique:
                 info = self.files.stat(path)
                 if info is None:
                     tickets.append(self._stage_forget_path(path))
                     continue
-                item = self._changed(info)
-                if item is not None:
-                    tickets.append(self.stage([item]))
-                    indexed[path] = item
+                text = self._changed(info, known.get(path))
+                if text is not None:
+                    changed.append((info, text))
+            items = self._load_many(changed)
+            if items:
+                tickets.append(self.stage(items))
+                indexed = {item.info.path: item for item in items}
         if max(tickets):
             self.commit(max(tickets))
         self._settle(p for p in paths if p in self._deferred)
         return indexed
 
-    def _changed(self, info: FileInfo) -> IndexedFile | None:
+    def _changed(self, info: FileInfo, current: CatalogEntry | None) -> str | None:
+        """The file's text when it differs from ``current``, what the catalog holds (or its
+        update is deferred)."""
         text = self._read(info)
         if text is None:
             return None
-        current = self.catalog.by_path(info.path)
         unchanged = current is not None and current.content_hash == content_hash(text)
         if unchanged and info.path not in self._deferred:
             return None
-        return self._load(info.path, text, info)
+        return text
 
     def _stage_forget_path(self, path: str) -> int:
         self.catalog.clear_problem(path)
@@ -442,9 +451,10 @@ class Indexer:
             if info is None or text is None:
                 continue
             known = self.catalog.by_path(path)
-            item = self._load(path, text, info)
-            if item is None:
+            loaded = self._load(path, text, info)
+            if loaded is None:
                 continue
+            item = _tagged(loaded)
             stale = known is None or (known.id, known.content_hash) != (
                 item.note.id,
                 item.file_hash,
@@ -531,8 +541,9 @@ class Indexer:
         )
 
     def _repair(self, pending: list[_Repair], report: ReconcileReport) -> None:
-        catalog = [self._record(r.item) for r in pending if r.catalog]
-        fulltext = [_fulltext_doc(r.item) for r in pending if r.fulltext]
+        tagged = [(r, _tagged(r.item)) for r in pending if r.catalog or r.fulltext]
+        catalog = [self._record(item) for r, item in tagged if r.catalog]
+        fulltext = [_fulltext_doc(item) for r, item in tagged if r.fulltext]
         vectors = [r.item for r in pending if r.vectors]
         if catalog:
             self.catalog.upsert(catalog)
@@ -583,29 +594,53 @@ class Indexer:
     def _load(
         self, path: str, text: str, info: FileInfo, report: ReconcileReport | None = None
     ) -> IndexedFile | None:
-        try:
-            note = parse_note(text, path, fallback_time=_mtime_iso(info))
-        except FrontmatterError as exc:
-            log.warning("skipping %s: %s", path, exc)
-            self.catalog.record_problem(path, "frontmatter", str(exc), info.mtime_ns)
-            return None
-        file_hash = content_hash(text)
-        if not is_valid_id(note.id):
-            identity = self.identities.identify(path, file_hash, self.files.exists)
-            note = note.with_changes(id=identity.note_id)
-            if report and identity.new:
-                report.ids_assigned += 1
-            if self._adopt_files:
-                text = self._write_identity(note, text)
-                file_hash = content_hash(text)
-                info = self.files.stat(path) or info
-        item = IndexedFile(note, file_hash, info)
-        owner = self.catalog.get(note.id)
-        if owner is not None and owner.path != path and self.files.exists(owner.path):
-            self._duplicate(item)
-            return None
-        self.catalog.clear_problem(path)
-        return item
+        loaded = self._load_many([(info, text)], report)
+        return loaded[0] if loaded else None
+
+    def _load_many(
+        self, files: Sequence[tuple[FileInfo, str]], report: ReconcileReport | None = None
+    ) -> list[IndexedFile]:
+        """Parse files read from disk into notes ready to index. Files without an id get
+        theirs from the identity map (one transaction for all); broken frontmatter and ids
+        another file already holds are recorded as problems and left out."""
+        parsed: list[tuple[FileInfo, str, Note]] = []
+        for info, text in files:
+            try:
+                note = parse_note(text, info.path, fallback_time=_mtime_iso(info))
+            except FrontmatterError as exc:
+                log.warning("skipping %s: %s", info.path, exc)
+                self.catalog.record_problem(info.path, "frontmatter", str(exc), info.mtime_ns)
+                continue
+            parsed.append((info, text, note))
+        unnamed = [(i.path, content_hash(t)) for i, t, n in parsed if not is_valid_id(n.id)]
+        identities = dict(
+            zip(
+                [path for path, _ in unnamed],
+                self.identities.identify_many(unnamed, self.files.exists),
+                strict=True,
+            )
+        )
+        ids = [identities[i.path].note_id if i.path in identities else n.id for i, _, n in parsed]
+        owners = {note_id: entry.path for note_id, entry in self.catalog.get_many(ids).items()}
+        loaded: list[IndexedFile] = []
+        for info, text, note in parsed:
+            identity = identities.get(info.path)
+            if identity is not None:
+                note = note.with_changes(id=identity.note_id)
+                if report and identity.new:
+                    report.ids_assigned += 1
+                if self._adopt_files:
+                    text = self._write_identity(note, text)
+                    info = self.files.stat(info.path) or info
+            item = IndexedFile(note, content_hash(text), info)
+            owner = owners.get(note.id)
+            if owner is not None and owner != info.path and self.files.exists(owner):
+                self._duplicate(item)
+                continue
+            owners[note.id] = info.path  # a later file of this batch with this id is a duplicate
+            self.catalog.clear_problem(info.path)
+            loaded.append(item)
+        return loaded
 
     # -- adoption -----------------------------------------------------------------------
 
@@ -648,7 +683,8 @@ class Indexer:
         self.catalog.record_problem(item.info.path, "duplicate_id", message, item.info.mtime_ns)
 
     def _record(self, item: IndexedFile) -> CatalogRecord:
-        note = _with_all_tags(item.note)
+        """The catalog row of a :func:`_tagged` item."""
+        note = item.note
         links = parse_links(note.content)
         return CatalogRecord(note, item.file_hash, item.info.mtime_ns, item.info.size, links)
 
@@ -657,13 +693,15 @@ class Indexer:
         return chunk_text(body, self._chunk_size, self._chunk_max)
 
 
-def _with_all_tags(note: Note) -> Note:
-    """The note as the indexes hold it: tagged with its inline ``#tags`` too, as Obsidian is."""
-    return note.with_changes(tags=note_tags(note.tags, note.content))
+def _tagged(item: IndexedFile) -> IndexedFile:
+    """The item as the indexes hold it: tagged with its inline ``#tags`` too, as Obsidian is."""
+    note = item.note
+    return replace(item, note=note.with_changes(tags=note_tags(note.tags, note.content)))
 
 
 def _fulltext_doc(item: IndexedFile) -> FullTextDoc:
-    note = _with_all_tags(item.note)
+    """The full-text document of a :func:`_tagged` item."""
+    note = item.note
     return FullTextDoc(
         id=note.id,
         title=note.title,

@@ -42,6 +42,7 @@ from lithos.errors import (
     ContentTooLarge,
     DocNotFound,
     InvalidInput,
+    LithosError,
     NoteUnreadable,
     VersionConflict,
 )
@@ -49,7 +50,7 @@ from lithos.services.agents import AgentRegistry
 from lithos.services.graph import LinkGraph
 from lithos.services.indexing import IndexedFile, Indexer
 from lithos.store.catalog import ListQuery
-from lithos.store.markdown import KnowledgeFiles
+from lithos.store.markdown import KnowledgeFiles, NewFile
 
 MAX_TITLE = 300
 # A note Lithos creates follows the current schema, so `lithos migrate` leaves it alone.
@@ -75,6 +76,71 @@ class WriteRequest:
     supersedes: str | None = None
     expected_version: str | None = None
     metadata: MetadataChange = field(default_factory=MetadataChange)
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    """What became of one note of a batch write: ``created``/``updated`` with its id, path,
+    version and ``indexing`` (and ``warnings``), or ``error`` with the code and message
+    :meth:`KnowledgeService.write` would have raised."""
+
+    status: Literal["created", "updated", "error"]
+    id: str | None = None
+    path: str | None = None
+    version: str | None = None
+    indexing: Literal["done", "pending"] | None = None
+    warnings: tuple[str, ...] = ()
+    code: str | None = None
+    message: str | None = None
+
+    @classmethod
+    def of(cls, result: dict[str, Any]) -> WriteOutcome:
+        return cls(
+            result["status"],
+            id=result["id"],
+            path=result["path"],
+            version=result["version"],
+            indexing=result["indexing"],
+            warnings=tuple(result.get("warnings", ())),
+        )
+
+    @classmethod
+    def failed(cls, error: LithosError) -> WriteOutcome:
+        return cls("error", code=error.code, message=error.message)
+
+
+@dataclass(frozen=True)
+class _NewNote:
+    """A note to create: its text, and the folder and file stem its file will take."""
+
+    note: Note
+    text: str
+    directory: str
+    stem: str
+
+    @property
+    def file(self) -> NewFile:
+        return NewFile(self.directory, self.stem, self.text)
+
+    def result(self, path: str, indexed: bool) -> dict[str, Any]:
+        result = _result("created", self.note.with_changes(path=path), self.text, indexed)
+        expected = f"{self.directory}/{self.stem}.md" if self.directory else f"{self.stem}.md"
+        if path != expected:
+            result.setdefault("warnings", []).insert(
+                0, f"{expected} already exists; this note was saved as {path} (nothing overwritten)"
+            )
+        return result
+
+
+@dataclass(frozen=True)
+class _Staged:
+    """An update whose file is written and whose index change is queued (``ticket``; None
+    when the index update was deferred)."""
+
+    note: Note
+    text: str
+    ticket: int | None
+    paths: list[str]
 
 
 class KnowledgeService:
@@ -117,6 +183,23 @@ class KnowledgeService:
         await self.agents.touch(request.agent)
         return result
 
+    async def write_batch(
+        self, agent: str, requests: Sequence[WriteRequest]
+    ) -> tuple[WriteOutcome, ...]:
+        """Create or update many notes for ``agent``; one outcome per request, in order.
+
+        Each request is checked whole and applied as :meth:`write` would; one that fails (bad
+        input, unknown id, stale ``expected_version``) gets an ``error`` outcome and changes
+        nothing, without stopping the others. New files are made durable together, and every
+        written note is searchable by full text, with one commit, when this returns.
+        """
+        require_text("agent", agent)
+        requests = [replace(r, agent=agent) for r in requests]
+        outcomes = await asyncio.to_thread(self._write_batch, requests)
+        if any(outcome.status != "error" for outcome in outcomes):
+            await self.agents.touch(agent)
+        return outcomes
+
     async def read(
         self, note_id: str | None = None, path: str | None = None, max_length: int | None = None
     ) -> dict[str, Any]:
@@ -149,6 +232,19 @@ class KnowledgeService:
     # -- synchronous bodies, run in worker threads ------------------------------------
 
     def _create(self, request: WriteRequest) -> dict[str, Any]:
+        new = self._new_note(request)
+        marked: list[str] = []  # every path marked before its file could appear
+        with self.indexer.lock:
+            try:
+                path = self._create_files([new.file], marked)[0]
+            except Exception as exc:
+                self.indexer.abandon_write(marked, exc)
+                raise
+            ticket = self._stage(new.note.with_changes(path=path), new.text)
+        return new.result(path, self.indexer.commit_written(ticket, marked))
+
+    def _new_note(self, request: WriteRequest) -> _NewNote:
+        """The note a create request describes, checked whole, before it has a file."""
         assert request.title is not None and request.content is not None
         directory = self.files.check_dir(request.path)
         stamp = now_iso()
@@ -167,27 +263,16 @@ class KnowledgeService:
             supersedes=request.supersedes,
             metadata=apply_change(CURRENT_METADATA, request.metadata),
         )
-        text = render_note(note)
         stem = title_file_stem(note.title) if self.file_names == "title" else slugify(note.title)
-        marked: list[str] = []  # every path marked before its file could appear
-        with self.indexer.lock:
-            try:
-                path = self._create_file(directory, stem, text, marked)
-            except Exception as exc:
-                self.indexer.abandon_write(marked, exc)
-                raise
-            note = note.with_changes(path=path)
-            ticket = self._stage(note, text)
-        indexed = self.indexer.commit_written(ticket, marked)
-        result = _result("created", note, text, indexed)
-        expected = f"{directory}/{stem}.md" if directory else f"{stem}.md"
-        if path != expected:
-            result.setdefault("warnings", []).insert(
-                0, f"{expected} already exists; this note was saved as {path} (nothing overwritten)"
-            )
-        return result
+        return _NewNote(note, render_note(note), directory, stem)
 
     def _update(self, request: WriteRequest) -> dict[str, Any]:
+        staged = self._update_staged(request)
+        indexed = self.indexer.commit_written(staged.ticket, staged.paths)
+        return _result("updated", staged.note, staged.text, indexed)
+
+    def _update_staged(self, request: WriteRequest) -> _Staged:
+        """Write the updated file and stage its index change; the caller commits."""
         assert request.id is not None
         with self.indexer.lock:
             current, current_text = self._load(request.id)
@@ -206,7 +291,8 @@ class KnowledgeService:
             try:
                 if note.path != current.path:
                     directory, _, name = note.path.rpartition("/")
-                    new_path = self._create_file(directory, name[:-3], text, marked)
+                    new_file = NewFile(directory, name[:-3], text)
+                    new_path = self._create_files([new_file], marked)[0]
                     note = note.with_changes(path=new_path)
                     self.files.delete(current.path)
                 else:
@@ -215,8 +301,52 @@ class KnowledgeService:
                 self.indexer.abandon_write(marked, exc)
                 raise
             ticket = self._stage(note, text)
-        indexed = self.indexer.commit_written(ticket, marked)
-        return _result("updated", note, text, indexed)
+        return _Staged(note, text, ticket, marked)
+
+    def _write_batch(self, requests: Sequence[WriteRequest]) -> tuple[WriteOutcome, ...]:
+        outcomes: dict[int, WriteOutcome] = {}
+        updates: dict[int, _Staged] = {}
+        creates: dict[int, _NewNote] = {}
+        for index, request in enumerate(requests):
+            try:
+                self._validate(request)
+                if request.id is None:
+                    creates[index] = self._new_note(request)
+                else:
+                    checked = replace(request, id=require_valid_id(request.id))
+                    updates[index] = self._update_staged(checked)
+            except LithosError as exc:
+                outcomes[index] = WriteOutcome.failed(exc)
+        created: dict[int, str] = {}
+        ticket: int | None = None
+        marked: list[str] = []  # every new name, marked before its file could appear
+        if creates:
+            with self.indexer.lock:
+                try:
+                    paths = self._create_files([new.file for new in creates.values()], marked)
+                except Exception as exc:
+                    self.indexer.abandon_write(marked, exc)
+                    raise
+                created = dict(zip(creates, paths, strict=True))
+                ticket = self.indexer.stage_written(
+                    [
+                        self._indexed(new.note.with_changes(path=path), new.text)
+                        for new, path in zip(creates.values(), paths, strict=True)
+                    ]
+                )
+        tickets = [s.ticket for s in updates.values() if s.ticket is not None]
+        tickets += [ticket] if ticket is not None else []
+        written = [p for s in updates.values() for p in s.paths] + marked
+        # Always called, so every mark begun above is ended, even when nothing was staged.
+        committed = self.indexer.commit_written(max(tickets) if tickets else None, written)
+        for index, update in updates.items():
+            indexed = committed and update.ticket is not None
+            result = _result("updated", update.note, update.text, indexed)
+            outcomes[index] = WriteOutcome.of(result)
+        for index, path in created.items():
+            indexed = committed and ticket is not None
+            outcomes[index] = WriteOutcome.of(creates[index].result(path, indexed))
+        return tuple(outcomes[index] for index in range(len(requests)))
 
     def _merge(self, current: Note, request: WriteRequest) -> Note:
         contributors = current.contributors
@@ -243,27 +373,31 @@ class KnowledgeService:
             path=path,
         )
 
-    def _create_file(
-        self, directory: str, stem: str, text: str, marked: MutableSequence[str]
-    ) -> str:
-        """Create the file, marking each name durably (``Indexer.begin_write``) before the
-        file may appear under it; ``marked`` collects the names."""
+    def _create_files(
+        self, files: Sequence[NewFile], marked: MutableSequence[str]
+    ) -> Sequence[str]:
+        """Create the files (durable together), each under a free name, marking each name
+        durably (``Indexer.begin_write``) before a file may appear under it; ``marked``
+        collects the names."""
 
         def mark(path: str) -> None:
             self.indexer.begin_write([path])
             marked.append(path)
 
         if self.file_names == "title":
-            return self.files.create(
-                directory, stem, text, separator=" ", ignore_case=True, before_link=mark
-            )
-        return self.files.create(directory, stem, text, before_link=mark)
+            paths = self.files.create_many(files, separator=" ", ignore_case=True, before_link=mark)
+        else:
+            paths = self.files.create_many(files, before_link=mark)
+        return tuple(path for path in paths if path is not None)  # they rename: never None
 
     def _stage(self, note: Note, text: str) -> int | None:
         """Queue the index update of a note whose file was just written (None: deferred)."""
+        return self.indexer.stage_written([self._indexed(note, text)])
+
+    def _indexed(self, note: Note, text: str) -> IndexedFile:
         info = self.files.stat(note.path)
         assert info is not None
-        return self.indexer.stage_written([IndexedFile(note, content_hash(text), info)])
+        return IndexedFile(note, content_hash(text), info)
 
     def _load(self, note_id: str) -> tuple[Note, str]:
         entry = self.catalog.get(note_id)

@@ -283,6 +283,22 @@ class Catalog:
         )
         return _entry(rows[0]) if rows else None
 
+    def by_paths(self, paths: Sequence[str]) -> dict[str, CatalogEntry]:
+        """Entries of the notes at these paths that exist, by path, in one query."""
+        unique = list(dict.fromkeys(paths))
+        if not unique:
+            return {}
+
+        def read(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+            rows: list[sqlite3.Row] = []
+            for start in range(0, len(unique), 500):  # within SQLite's variable limit
+                part = unique[start : start + 500]
+                sql = f"SELECT * FROM notes WHERE path IN ({','.join('?' * len(part))})"
+                rows += conn.execute(sql, part).fetchall()
+            return rows
+
+        return {entry.path: entry for entry in map(_entry, self.db.call(read))}
+
     def entries(self) -> list[CatalogEntry]:
         rows = self.db.call(lambda c: c.execute("SELECT * FROM notes").fetchall())
         return [_entry(r) for r in rows]

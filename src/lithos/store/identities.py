@@ -15,7 +15,7 @@ back.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from lithos.domain.notes import new_id
@@ -58,27 +58,18 @@ class IdentityMap:
         longer ``exists`` and last held the same content (a rename); otherwise it gets a new id.
         The answer is on disk when this returns.
         """
+        return self.identify_many([(path, content_hash)], exists)[0]
 
-        def run(conn: sqlite3.Connection) -> Identity:
-            row = conn.execute("SELECT note_id FROM file_ids WHERE path = ?", (path,)).fetchone()
-            if row is not None:
-                conn.execute(
-                    "UPDATE file_ids SET content_hash = ? WHERE path = ?", (content_hash, path)
-                )
-                return Identity(str(row[0]), new=False)
-            same = conn.execute(
-                "SELECT path, note_id FROM file_ids WHERE content_hash = ? ORDER BY path",
-                (content_hash,),
-            ).fetchall()
-            for old_path, note_id in same:
-                if not exists(old_path):
-                    conn.execute("UPDATE file_ids SET path = ? WHERE path = ?", (path, old_path))
-                    return Identity(str(note_id), new=False)
-            note_id = new_id()
-            conn.execute("INSERT INTO file_ids VALUES (?, ?, ?)", (path, note_id, content_hash))
-            return Identity(note_id, new=True)
-
-        return self.db.call(run)
+    def identify_many(
+        self, files: Sequence[tuple[str, str]], exists: Callable[[str], bool]
+    ) -> list[Identity]:
+        """:meth:`identify` for each ``(path, content_hash)``, in order, with one durable
+        transaction for all of them."""
+        if not files:
+            return []
+        return self.db.call(
+            lambda conn: [_identify(conn, path, digest, exists) for path, digest in files]
+        )
 
     def lookup(self, path: str) -> str | None:
         rows = self.db.call(
@@ -88,3 +79,23 @@ class IdentityMap:
 
     def count(self) -> int:
         return int(self.db.call(lambda c: c.execute("SELECT count(*) FROM file_ids").fetchone()[0]))
+
+
+def _identify(
+    conn: sqlite3.Connection, path: str, content_hash: str, exists: Callable[[str], bool]
+) -> Identity:
+    row = conn.execute("SELECT note_id FROM file_ids WHERE path = ?", (path,)).fetchone()
+    if row is not None:
+        conn.execute("UPDATE file_ids SET content_hash = ? WHERE path = ?", (content_hash, path))
+        return Identity(str(row[0]), new=False)
+    same = conn.execute(
+        "SELECT path, note_id FROM file_ids WHERE content_hash = ? ORDER BY path",
+        (content_hash,),
+    ).fetchall()
+    for old_path, note_id in same:
+        if not exists(old_path):
+            conn.execute("UPDATE file_ids SET path = ? WHERE path = ?", (path, old_path))
+            return Identity(str(note_id), new=False)
+    note_id = new_id()
+    conn.execute("INSERT INTO file_ids VALUES (?, ?, ?)", (path, note_id, content_hash))
+    return Identity(note_id, new=True)

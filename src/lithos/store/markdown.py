@@ -3,7 +3,9 @@
 Every write is atomic and durable: the text goes to a hidden temporary file in the same
 directory, is fsynced, then renamed (or hard-linked, for a create that must not overwrite) into
 place, and the directory is fsynced. A crash leaves either the old file or the new one, never a
-torn note, and a write that returned is on disk.
+torn note, and a write that returned is on disk. A batch (:meth:`KnowledgeFiles.create_many`)
+writes all its texts first and fsyncs them together, from several threads, before linking any
+of them into place.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -20,6 +23,22 @@ from lithos.errors import InvalidPath
 _SEGMENT = re.compile(r"^[^\x00-\x1f<>:\"|?*\\]+$")
 MAX_SEGMENT_BYTES = 255  # NAME_MAX of every common file system
 TEMP_PREFIX = ".lithos-tmp-"
+# fsyncs issued at once for a batch: the file system joins concurrent fsyncs into shared journal
+# commits, so 16 in flight cost ~0.16 ms a file on ext4 here against ~1.6 ms one after another.
+SYNC_THREADS = 16
+
+
+@dataclass(frozen=True)
+class NewFile:
+    """A file for :meth:`KnowledgeFiles.create_many`: ``stem.md`` in the checked folder
+    ``directory`` holding ``text`` (bytes are written as they are). When the name is taken,
+    ``rename`` picks the next free name as :meth:`KnowledgeFiles.create` does; otherwise the
+    file is not created."""
+
+    directory: str
+    stem: str
+    text: str | bytes
+    rename: bool = True
 
 
 @dataclass(frozen=True)
@@ -57,6 +76,12 @@ class KnowledgeFiles:
         normalised = "/".join(parts)
         self._require_inside(self.root / normalised, subdir)
         return normalised
+
+    def check_name(self, name: str) -> None:
+        """Validate a note's file name alone (``Title.md``), for a folder checked already."""
+        if not name.endswith(".md") or not name[:-3]:
+            raise InvalidPath(f"a note file name must end in .md: {name!r}")
+        _check_segment(name, name)
 
     def check_file(self, path: str) -> str:
         """Validate a note's relative file path (must end in .md); return it normalised."""
@@ -98,27 +123,73 @@ class KnowledgeFiles:
         Never overwrites: the final step is a hard link that fails if the name exists, so two
         concurrent creators of the same title each get their own file.
         """
-        folder = self.root / directory
-        folder.mkdir(parents=True, exist_ok=True)
-        taken = {name.casefold() for name in os.listdir(folder)} if ignore_case else set()
-        temp = self._write_temp(folder, text)
+        new = NewFile(directory, stem, text)
+        path = self.create_many([new], separator, ignore_case, before_link)[0]
+        assert path is not None  # renamed rather than refused
+        return path
+
+    def create_many(
+        self,
+        files: Sequence[NewFile],
+        separator: str = "-",
+        ignore_case: bool = False,
+        before_link: Callable[[str], None] | None = None,
+    ) -> list[str | None]:
+        """Create every file as :meth:`create` does (``before_link`` too); returns each one's
+        relative path, or None where the name was taken and the file does not ``rename``. All
+        texts are on disk
+        before any name points at one, and every file is durable when this returns. Nothing is
+        overwritten; on an error no half-written file is left under a note's name."""
+        temps: list[Path] = []
         try:
-            for attempt in range(1, 10_000):
-                name = f"{stem}.md" if attempt == 1 else f"{stem}{separator}{attempt}.md"
-                if name.casefold() in taken:
-                    continue
-                relative = f"{directory}/{name}" if directory else name
-                if before_link is not None:
-                    before_link(relative)
-                try:
-                    os.link(temp, folder / name)
-                except FileExistsError:
-                    continue
-                _fsync_dir(folder)
-                return relative
-            raise InvalidPath(f"no free file name for {stem!r} in {directory or '.'!r}")
+            for new in files:
+                folder = self.root / new.directory
+                folder.mkdir(parents=True, exist_ok=True)
+                temps.append(self._write_temp(folder, new.text, sync=len(files) == 1))
+            if len(files) > 1:
+                _fsync_all(temps)
+            taken: dict[str, set[str]] = {}
+            paths = []
+            for temp, new in zip(temps, files, strict=True):
+                if ignore_case and new.directory not in taken:
+                    folder = self.root / new.directory
+                    taken[new.directory] = {name.casefold() for name in os.listdir(folder)}
+                folded = taken.get(new.directory)
+                paths.append(self._link(temp, new, separator, folded, before_link))
+            _fsync_all(self.root / directory for directory in {new.directory for new in files})
+            return paths
         finally:
-            temp.unlink(missing_ok=True)
+            for temp in temps:
+                temp.unlink(missing_ok=True)
+
+    def _link(
+        self,
+        temp: Path,
+        new: NewFile,
+        separator: str,
+        taken: set[str] | None,
+        before_link: Callable[[str], None] | None,
+    ) -> str | None:
+        """Hard-link ``temp`` to the first free name for ``new``; ``taken`` (folded names in
+        its folder, when case is ignored) gains the name used."""
+        folder = self.root / new.directory
+        for attempt in range(1, 10_000 if new.rename else 2):
+            name = f"{new.stem}.md" if attempt == 1 else f"{new.stem}{separator}{attempt}.md"
+            if taken is not None and name.casefold() in taken:
+                continue
+            relative = f"{new.directory}/{name}" if new.directory else name
+            if before_link is not None:
+                before_link(relative)
+            try:
+                os.link(temp, folder / name)
+            except FileExistsError:
+                continue
+            if taken is not None:
+                taken.add(name.casefold())
+            return relative
+        if not new.rename:
+            return None
+        raise InvalidPath(f"no free file name for {new.stem!r} in {new.directory or '.'!r}")
 
     def replace(self, relative: str, text: str) -> None:
         """Atomically replace an existing file's text."""
@@ -196,13 +267,14 @@ class KnowledgeFiles:
             raise InvalidPath(f"path leaves the knowledge directory: {original!r}")
 
     @staticmethod
-    def _write_temp(folder: Path, text: str) -> Path:
+    def _write_temp(folder: Path, text: str | bytes, sync: bool = True) -> Path:
         fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".md", dir=folder)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(text if isinstance(text, bytes) else text.encode("utf-8"))
                 handle.flush()
-                os.fsync(handle.fileno())
+                if sync:
+                    os.fsync(handle.fileno())
         except BaseException:
             Path(name).unlink(missing_ok=True)
             raise
@@ -216,7 +288,18 @@ def _check_segment(part: str, original: str) -> None:
         raise InvalidPath(f"path segment {part[:40]!r}... is longer than {MAX_SEGMENT_BYTES} bytes")
 
 
+def _fsync_all(paths: Iterable[Path]) -> None:
+    """fsync every file or folder, several at a time; raises the first failure."""
+    paths = list(paths)
+    if len(paths) == 1:
+        _fsync_dir(paths[0])
+        return
+    with ThreadPoolExecutor(min(SYNC_THREADS, len(paths)), "lithos-fsync") as pool:
+        list(pool.map(_fsync_dir, paths))
+
+
 def _fsync_dir(folder: Path) -> None:
+    """fsync a folder, or a file: opening read-only and fsyncing works for both."""
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)

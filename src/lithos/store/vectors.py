@@ -137,7 +137,9 @@ class VectorStore:
         self._db = self._open()
 
     def _open(self) -> Database:
-        database = Database(self.path, MIGRATIONS, on_corrupt=self._on_corrupt)
+        # Derived and verified against the files at start-up: a commit must survive a crash of
+        # the process, not a power cut, so it costs no fsync (one per note write otherwise).
+        database = Database(self.path, MIGRATIONS, durable=False, on_corrupt=self._on_corrupt)
         try:
             database.call(self._prepare)
         except BaseException:

@@ -8,8 +8,16 @@ from fastmcp import FastMCP
 from pydantic import Field
 
 from lithos.domain.filters import SearchFilter
-from lithos.domain.metadata import AccessScope, MetadataChange, NoteStatus, NoteType
-from lithos.mcp.tools.results import DeleteResult, ListResult, ReadResult, WriteResult
+from lithos.mcp.envelope import scrub_paths
+from lithos.mcp.tools import note_fields as fields
+from lithos.mcp.tools.results import (
+    BatchItemResult,
+    DeleteResult,
+    ListResult,
+    ReadResult,
+    WriteBatchResult,
+    WriteResult,
+)
 from lithos.mcp.tools.types import (
     READ_ONLY,
     AgentId,
@@ -20,13 +28,11 @@ from lithos.mcp.tools.types import (
     NoteId,
     NoteTypes,
     PathPrefix,
-    SummariesArg,
     TagFilter,
-    TagList,
     caller_scope,
     tool_hints,
 )
-from lithos.services.knowledge import WriteRequest
+from lithos.services.knowledge import WriteOutcome
 from lithos.store.catalog import ListQuery
 
 if TYPE_CHECKING:
@@ -41,97 +47,34 @@ NotePath = Annotated[
 
 
 MAX_OFFSET = 2**63 - 1  # SQLite's largest integer
+MAX_BATCH = 1000
 
 
 def register(server: FastMCP, app: LithosApp) -> None:
     @server.tool(annotations=tool_hints(destructive=True))
     async def lithos_write(
         agent: AgentId,
-        title: Annotated[
-            str | None, Field(max_length=300, description="the note's title (required to create)")
-        ] = None,
-        content: Annotated[
-            str | None,
-            Field(description="Markdown body (required to create); replaces the old one"),
-        ] = None,
-        id: Annotated[
-            NoteId | None, Field(description="id of the note to update; omit to create a note")
-        ] = None,
-        tags: Annotated[TagList | None, Field(description="tags; replace the old ones")] = None,
-        confidence: Annotated[
-            float | None, Field(ge=0.0, le=1.0, description="how sure you are, 0 to 1")
-        ] = None,
-        path: Annotated[
-            str | None,
-            Field(max_length=500, description="folder of the knowledge base to put the note in"),
-        ] = None,
-        source_task: Annotated[
-            str | None, Field(max_length=500, description="id of the task this note came from")
-        ] = None,
-        aliases: Annotated[
-            TagList | None, Field(description="other names [[wiki-links]] may use for the note")
-        ] = None,
-        supersedes: Annotated[
-            NoteId | None, Field(description="id of a note this one replaces")
-        ] = None,
-        expected_version: Annotated[
-            str | None,
-            Field(max_length=64, description="the `version` you read; a newer note fails"),
-        ] = None,
-        note_type: Annotated[
-            NoteType | None, Field(description="kind of note; default observation")
-        ] = None,
-        namespace: Annotated[
-            str | None,
-            Field(
-                max_length=200,
-                description="namespace like 'project/lithos'; default the note's folder "
-                "('default' at the root); empty string: follow the folder again",
-            ),
-        ] = None,
-        access_scope: Annotated[
-            AccessScope | None,
-            Field(
-                description="who finds the note in search/list/links: shared (default), "
-                "project, task (needs task_id), agent_private (its author only)"
-            ),
-        ] = None,
-        task_id: Annotated[
-            str | None,
-            Field(max_length=200, description="the task a 'task'-scoped note belongs to"),
-        ] = None,
-        status: Annotated[
-            NoteStatus | None,
-            Field(
-                description="active (default), archived (still found), quarantined (never "
-                "found by search, still readable by id)"
-            ),
-        ] = None,
-        schema_version: Annotated[
-            int | None, Field(ge=1, le=1000, description="frontmatter schema version")
-        ] = None,
-        entities: Annotated[
-            list[Annotated[str, Field(max_length=2000)]] | None,
-            Field(max_length=200, description="named things the note is about"),
-        ] = None,
-        summaries: Annotated[
-            SummariesArg | None, Field(description="{short, long} summaries of the note")
-        ] = None,
-        source_url: Annotated[
-            str | None,
-            Field(max_length=2000, description="absolute URL the knowledge came from"),
-        ] = None,
-        derived_from_ids: Annotated[
-            list[NoteId] | None,
-            Field(max_length=200, description="ids of the notes this one was derived from"),
-        ] = None,
-        expires_at: Annotated[
-            str | None,
-            Field(
-                max_length=64,
-                description="ISO 8601 time after which the note is stale; empty string clears",
-            ),
-        ] = None,
+        title: fields.Title = None,
+        content: fields.Content = None,
+        id: fields.TargetId = None,
+        tags: fields.Tags = None,
+        confidence: fields.Confidence = None,
+        path: fields.Folder = None,
+        source_task: fields.SourceTask = None,
+        aliases: fields.Aliases = None,
+        supersedes: fields.Supersedes = None,
+        expected_version: fields.ExpectedVersion = None,
+        note_type: fields.Kind = None,
+        namespace: fields.Namespace = None,
+        access_scope: fields.Scope = None,
+        task_id: fields.TaskId = None,
+        status: fields.Status = None,
+        schema_version: fields.SchemaVersion = None,
+        entities: fields.Entities = None,
+        summaries: fields.Summaries = None,
+        source_url: fields.SourceUrl = None,
+        derived_from_ids: fields.DerivedFrom = None,
+        expires_at: fields.ExpiresAt = None,
     ) -> WriteResult:
         """Create a note (omit `id`; `title` and `content` required) or update one (give `id`;
         only the fields you pass change). `path` is a subdirectory of the knowledge base.
@@ -143,33 +86,59 @@ def register(server: FastMCP, app: LithosApp) -> None:
         Returns {status: created|updated, id, path, version, indexing}: `indexing` is
         `pending` when the note is saved but a search index update failed and is being retried
         (search may show the previous version for a while), else `done`."""
-        request = WriteRequest(
-            agent=agent,
+        note = fields.NoteFields.model_construct(
             title=title,
             content=content,
             id=id,
             tags=tags,
             confidence=confidence,
             path=path,
-            source=source_task,
+            source_task=source_task,
             aliases=aliases,
             supersedes=supersedes,
             expected_version=expected_version,
-            metadata=MetadataChange(
-                note_type=note_type,
-                namespace=namespace,
-                access_scope=access_scope,
-                task_id=task_id,
-                status=status,
-                schema_version=schema_version,
-                entities=entities,
-                summaries=None if summaries is None else summaries.model_dump(),
-                source_url=source_url,
-                derived_from_ids=derived_from_ids,
-                expires_at=expires_at,
-            ),
+            note_type=note_type,
+            namespace=namespace,
+            access_scope=access_scope,
+            task_id=task_id,
+            status=status,
+            schema_version=schema_version,
+            entities=entities,
+            summaries=summaries,
+            source_url=source_url,
+            derived_from_ids=derived_from_ids,
+            expires_at=expires_at,
         )
-        return cast(WriteResult, await app.knowledge.write(request))
+        return cast(WriteResult, await app.knowledge.write(note.request(agent)))
+
+    @server.tool(annotations=tool_hints(destructive=True))
+    async def lithos_write_batch(
+        agent: AgentId,
+        notes: Annotated[
+            list[fields.NoteFields],
+            Field(
+                min_length=1,
+                max_length=MAX_BATCH,
+                description=f"the notes to create or update (1 to {MAX_BATCH}), in order; "
+                "each takes lithos_write's fields",
+            ),
+        ],
+    ) -> WriteBatchResult:
+        """Create or update many notes in one call (bulk ingest). Each item takes the fields
+        of lithos_write and is checked whole and applied as lithos_write would; each gets its
+        own outcome, in order: {index, status: created|updated, id, path, version, indexing}
+        or {index, status: error, code, message}. A failed item changes nothing and does not
+        stop the others; a malformed item (wrong type, unknown field) refuses the whole call.
+        Every written note is searchable by full text when this returns; embedding follows
+        in the background. Returns {results, created, updated, failed}."""
+        outcomes = await app.knowledge.write_batch(agent, [n.request(agent) for n in notes])
+        root = str(app.files.root)
+        return {
+            "results": [batch_item(i, outcome, root) for i, outcome in enumerate(outcomes)],
+            "created": sum(o.status == "created" for o in outcomes),
+            "updated": sum(o.status == "updated" for o in outcomes),
+            "failed": sum(o.status == "error" for o in outcomes),
+        }
 
     @server.tool(annotations=READ_ONLY)
     async def lithos_read(
@@ -231,3 +200,23 @@ def register(server: FastMCP, app: LithosApp) -> None:
             offset=offset,
         )
         return cast(ListResult, await app.knowledge.list(query))
+
+
+def batch_item(index: int, outcome: WriteOutcome, root: str) -> BatchItemResult:
+    """One item of a lithos_write_batch result; an error's message as the envelope shows it."""
+    item: BatchItemResult = {"index": index, "status": outcome.status}
+    if outcome.id is not None:
+        item["id"] = outcome.id
+    if outcome.path is not None:
+        item["path"] = outcome.path
+    if outcome.version is not None:
+        item["version"] = outcome.version
+    if outcome.indexing is not None:
+        item["indexing"] = outcome.indexing
+    if outcome.warnings:
+        item["warnings"] = list(outcome.warnings)
+    if outcome.code is not None:
+        item["code"] = outcome.code
+    if outcome.message is not None:
+        item["message"] = scrub_paths(outcome.message, root)
+    return item

@@ -35,6 +35,27 @@ class WriteResult(TypedDict):
 
 
 @with_config(OPEN)
+class BatchItemResult(TypedDict):
+    index: int
+    status: Literal["created", "updated", "error"]
+    id: NotRequired[str]
+    path: NotRequired[str]
+    version: NotRequired[str]
+    indexing: NotRequired[Literal["done", "pending"]]
+    warnings: NotRequired[list[str]]
+    code: NotRequired[str]
+    message: NotRequired[str]
+
+
+@with_config(OPEN)
+class WriteBatchResult(TypedDict):
+    results: list[BatchItemResult]
+    created: int
+    updated: int
+    failed: int
+
+
+@with_config(OPEN)
 class NoteRef(TypedDict):
     id: str
     title: str
