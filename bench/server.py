@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -51,6 +52,7 @@ class Server:
         self._embed = embed
         self._process: subprocess.Popen[bytes] | None = None
         self.startup_s = 0.0
+        self.spawned_at = 0.0  # time.perf_counter() when the process was spawned
 
     def start(self, timeout: float = 900) -> Server:
         if self._floor:
@@ -65,7 +67,7 @@ class Server:
                 command.append("--no-watch")
             if self._json_response:
                 self._env["LITHOS_SERVER__JSON_RESPONSE"] = "true"
-        started = time.perf_counter()
+        started = self.spawned_at = time.perf_counter()
         with self._log.open("ab") as log:
             self._process = subprocess.Popen(command, env=self._env, stdout=log, stderr=log)
         deadline = started + timeout
@@ -78,6 +80,18 @@ class Server:
             time.sleep(0.02)
         self.stop()
         raise TimeoutError(f"lithos serve not healthy after {timeout} s")
+
+    def first_call_s(self) -> float:
+        """Seconds from spawning the server to the answer of its first MCP tool call (a
+        full-text search over a fresh client session): call it right after start-up."""
+        from fastmcp import Client
+
+        async def search() -> None:
+            async with Client(self.url) as client:
+                await client.call_tool("lithos_search", {"query": "process", "limit": 5})
+
+        asyncio.run(search())
+        return time.perf_counter() - self.spawned_at
 
     def _healthy(self) -> bool:
         try:

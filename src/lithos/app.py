@@ -412,7 +412,10 @@ class LithosApp:
             self.open()
         clear = self.config.index.rebuild_on_start
         self.last_reconcile = self.reconcile(
-            clear=clear, progress=progress, skip=self._refilled_while_serving(clear)
+            clear=clear,
+            progress=progress,
+            skip=self._refilled_while_serving(clear),
+            trust_stat=True,
         )
         release_free_memory()  # verifying every file leaves freed buffers behind
         self.edges.purge_removed(timedelta(days=self.config.lcma.edges.removed_grace_days))
@@ -438,12 +441,17 @@ class LithosApp:
         clear: bool = False,
         progress: Progress | None = None,
         skip: frozenset[str] = frozenset(),
+        trust_stat: bool = False,
     ) -> ReconcileReport:
         """Verify every index against the files and repair what differs; a derived store
         found broken on the way is moved aside and rebuilt. The stores in ``skip`` (being
-        rebuilt) are left to the repair worker, which refills them while Lithos serves."""
+        rebuilt) are left to the repair worker, which refills them while Lithos serves.
+        ``trust_stat`` (start-up) takes a file whose modification time and size are those
+        indexed as unchanged without reading it; ``lithos reindex`` reads every file."""
         report = self.stores.run(
-            lambda: self.indexer.reconcile(clear=clear, progress=progress, skip=skip),
+            lambda: self.indexer.reconcile(
+                clear=clear, progress=progress, skip=skip, trust_stat=trust_stat
+            ),
             only=DERIVED - skip,
         )
         log.info("index check: %s", report.as_dict())

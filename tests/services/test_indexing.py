@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from pathlib import Path
 
@@ -228,3 +229,53 @@ def assert_in_step_except(app: LithosApp, skipped: str) -> None:
     catalog = {e.id: e.content_hash for e in app.catalog.entries()}
     assert app.fulltext.hashes() == catalog and app.vectors.note_hashes() == catalog
     assert skipped not in {e.path for e in app.catalog.entries()}
+
+
+def test_start_up_reads_no_file_whose_time_and_size_are_those_indexed(data_dir: Path, monkeypatch):
+    app = make_app(data_dir)
+    app.start(watch=False)
+    for i in range(3):
+        write(app, f"Note {i}", f"body {i}")
+    app.close()
+    first = make_app(data_dir)
+    first.start(watch=False)  # the edge projection reads each file written by a tool once
+    first.close()
+    again = make_app(data_dir)
+    reads: list[str] = []
+    read_text = again.files.read_text
+    monkeypatch.setattr(again.files, "read_text", lambda p: reads.append(p) or read_text(p))
+    report = again.start(watch=False)
+    assert (report.unchanged, reads, again.indexer.applied) == (3, [], 0)
+    again.close()
+
+
+def test_an_edit_hidden_behind_the_old_time_and_size_is_found_by_reindex(data_dir: Path):
+    app = make_app(data_dir)
+    app.start(watch=False)
+    note = write(app, "Tricky", "alpha words")
+    app.close()
+    path = data_dir / "knowledge" / note["path"]
+    stat = path.stat()
+    path.write_text(path.read_text().replace("alpha words", "gamma words"))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # as `cp -p` or a sync tool might
+    again = make_app(data_dir)
+    again.start(watch=False)  # start-up trusts time and size, as git does
+    assert fulltext_ids(again, "gamma") == []
+    report = again.reconcile()  # `lithos reindex` reads every file
+    assert report.fulltext_fixed == 1 and fulltext_ids(again, "gamma") == [note["id"]]
+    assert_in_step(again)
+    again.close()
+
+
+def test_an_edit_made_while_stopped_is_indexed_at_start_up(data_dir: Path):
+    app = make_app(data_dir)
+    app.start(watch=False)
+    note = write(app, "Edited", "alpha words")
+    app.close()
+    path = data_dir / "knowledge" / note["path"]
+    path.write_text(path.read_text().replace("alpha words", "delta and more words"))
+    again = make_app(data_dir)
+    again.start(watch=False)
+    assert fulltext_ids(again, "delta") == [note["id"]]
+    assert_in_step(again)
+    again.close()

@@ -8,6 +8,7 @@ import asyncio
 import json
 import logging
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -196,16 +197,31 @@ def _serve(config: LithosConfig, args: argparse.Namespace) -> int:
 
 
 def _run_server(config: LithosConfig) -> int:
-    from lithos.mcp.server import serve
-
+    # The MCP stack (FastMCP, the MCP SDK, uvicorn) takes about as long to import as opening
+    # the stores and checking the indexes, which mostly waits on the disk and SQLite: do both
+    # at once, so that the first call is answered sooner.
+    stack = threading.Thread(target=_import_mcp_stack, name="lithos-import", daemon=True)
+    stack.start()
     app = LithosApp(config).open()
     try:
         app.start()
-        cfg = config.server
-        asyncio.run(serve(app, cfg))
+        stack.join()
+        from lithos.mcp.server import serve
+
+        asyncio.run(serve(app, config.server))
     finally:
         app.close()
     return 0
+
+
+def _import_mcp_stack() -> None:
+    """Import what serving needs; a failure is raised again by the import that needs it."""
+    try:
+        import uvicorn  # noqa: F401
+
+        import lithos.mcp.server  # noqa: F401
+    except Exception:
+        log.debug("importing the MCP stack ahead failed", exc_info=True)
 
 
 def _stats(config: LithosConfig, args: argparse.Namespace) -> int:

@@ -66,7 +66,7 @@ class FrontmatterEdges:
         self._store.remove_note(note_id, self._clock())
 
     def reset(self) -> None:
-        live = {entry.id: entry for entry in self._catalog.entries()}
+        live = {entry.id: entry for entry in self._catalog.fingerprints()}
         known = self._store.source_hashes()
         for gone in known.keys() - live.keys():
             self._store.remove_note(gone, self._clock())

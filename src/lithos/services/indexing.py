@@ -31,7 +31,13 @@ from lithos.domain.notes import (
 )
 from lithos.domain.tags import note_tags
 from lithos.domain.timestamps import format_timestamp
-from lithos.store.catalog import CATALOG_FORMAT, Catalog, CatalogEntry, CatalogRecord
+from lithos.store.catalog import (
+    CATALOG_FORMAT,
+    Catalog,
+    CatalogEntry,
+    CatalogRecord,
+    Fingerprint,
+)
 from lithos.store.fulltext import FULLTEXT_FORMAT, FullTextDoc, FullTextIndex
 from lithos.store.identities import IdentityMap
 from lithos.store.markdown import FileInfo, KnowledgeFiles
@@ -372,11 +378,15 @@ class Indexer:
         clear: bool = False,
         progress: Progress | None = None,
         skip: Collection[str] = (),
+        trust_stat: bool = False,
     ) -> ReconcileReport:
         """Verify every index against the files and repair what differs, nothing more.
 
         ``skip`` names indexes (``fulltext``, ``vectors``) left alone, because they are
-        being refilled from the files by :meth:`refill`."""
+        being refilled from the files by :meth:`refill`. With ``trust_stat`` (start-up) a file
+        whose modification time and size are those the catalog recorded, and whose content
+        hash every index agrees on, counts as unchanged without being read, as git and rsync
+        judge files; otherwise (``lithos reindex``) every file is read and hashed."""
         with self.lock:
             deferred = {**self.deferred(), **self.catalog.deferred()}
             report = ReconcileReport()
@@ -389,13 +399,20 @@ class Indexer:
             report.temp_files_removed = self.files.remove_temp_files()
             on_disk = list(self.files.scan())
             report.files = len(on_disk)
-            catalog = {e.path: e for e in self.catalog.entries()}
+            known = self.catalog.fingerprints()
+            catalog = {e.path: e for e in known}
             fulltext = self.fulltext.fingerprints() if "fulltext" not in skip else None
             vectors = self.vectors.note_hashes() if "vectors" not in skip else None
             seen_ids: set[str] = set()
             pending: list[_Repair] = []
             for done, info in enumerate(on_disk, 1):
-                repair = self._check(info, catalog.get(info.path), fulltext, vectors, report)
+                entry = catalog.get(info.path)
+                if trust_stat and self._unchanged(info, entry, fulltext, vectors, deferred):
+                    assert entry is not None
+                    report.unchanged += 1
+                    seen_ids.add(entry.id)
+                    continue
+                repair = self._check(info, entry, fulltext, vectors, report)
                 if repair is not None:
                     if repair.item.note.id in seen_ids:
                         self._duplicate(repair.item)
@@ -408,7 +425,7 @@ class Indexer:
                 if progress:
                     progress(done, len(on_disk))
             self._repair(pending, report)
-            self._remove_stale(seen_ids, fulltext, vectors, report)
+            self._remove_stale(seen_ids, [e.id for e in known], fulltext, vectors, report)
             report.problems = self.catalog.problems()
             self._settle(deferred)  # every index now agrees with the files (or is refilled)
             for name, index in self._derived().items():
@@ -509,10 +526,29 @@ class Indexer:
                 stale.append(name)
         return stale
 
+    @staticmethod
+    def _unchanged(
+        info: FileInfo,
+        known: Fingerprint | None,
+        fulltext: dict[str, tuple[str, str]] | None,
+        vectors: dict[str, str] | None,
+        deferred: dict[str, str],
+    ) -> bool:
+        """True when the file has the modification time and size the catalog recorded and
+        every index holds the catalog's content hash for it: indexed as it is, unread."""
+        if known is None or (known.mtime_ns, known.size) != (info.mtime_ns, info.size):
+            return False
+        if info.path in deferred:
+            return False
+        hashed = known.content_hash
+        return (fulltext is None or fulltext.get(known.id) == (hashed, info.path)) and (
+            vectors is None or vectors.get(known.id) == hashed
+        )
+
     def _check(
         self,
         info: FileInfo,
-        known: CatalogEntry | None,
+        known: Fingerprint | None,
         fulltext: dict[str, tuple[str, str]] | None,
         vectors: dict[str, str] | None,
         report: ReconcileReport,
@@ -559,11 +595,12 @@ class Indexer:
     def _remove_stale(
         self,
         live: set[str],
+        cataloged: list[str],
         fulltext: dict[str, tuple[str, str]] | None,
         vectors: dict[str, str] | None,
         report: ReconcileReport,
     ) -> None:
-        stale_catalog = [e.id for e in self.catalog.entries() if e.id not in live]
+        stale_catalog = [note_id for note_id in cataloged if note_id not in live]
         for note_id in stale_catalog:
             self.catalog.remove(note_id)
         stale_fulltext = [i for i in fulltext or {} if i not in live]

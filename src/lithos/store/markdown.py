@@ -219,23 +219,31 @@ class KnowledgeFiles:
         return FileInfo(relative, st.st_mtime_ns, st.st_size)
 
     def scan(self) -> Iterator[FileInfo]:
-        """Every ``*.md`` file below root, skipping hidden files and folders and symlinks
-        (a link could pull a file from outside the knowledge directory into the index)."""
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            base = Path(dirpath)
-            for name in sorted(filenames):
-                if not name.endswith(".md") or name.startswith("."):
-                    continue
-                full = base / name
-                if full.is_symlink():
-                    continue
+        """Every ``*.md`` file below root in name order, skipping hidden files and folders and
+        symlinks (a link could pull a file from outside the knowledge directory into the
+        index). One ``scandir`` per folder and one ``stat`` per note file."""
+        return self._scan("", str(self.root))
+
+    def _scan(self, prefix: str, folder: str) -> Iterator[FileInfo]:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:  # a folder removed or unreadable meanwhile: as os.walk, pass over it
+            return
+        folders = []
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(entry)
+            elif name.endswith(".md") and not entry.is_symlink():
                 try:
-                    st = full.stat()
+                    st = entry.stat(follow_symlinks=False)
                 except FileNotFoundError:
                     continue
-                rel = full.relative_to(self.root).as_posix()
-                yield FileInfo(rel, st.st_mtime_ns, st.st_size)
+                yield FileInfo(f"{prefix}{name}", st.st_mtime_ns, st.st_size)
+        for entry in folders:
+            yield from self._scan(f"{prefix}{entry.name}/", entry.path)
 
     def remove_temp_files(self) -> int:
         """Delete temporary files a killed write left behind; call only with no writer running."""
