@@ -20,7 +20,12 @@ from lithos.config import LithosConfig
 from lithos.domain.edges import DecayCurve, DecayPolicy, EdgeRules
 from lithos.domain.embedding import Embedder, EmbeddingSpace, space_of
 from lithos.domain.memory import ConceptRules, ConsolidationRules, SalienceDecay
-from lithos.domain.retrieval import GraphLearning, LearningRules
+from lithos.domain.retrieval import (
+    EXPLORATION_SCOUTS,
+    GraphLearning,
+    LearningRules,
+    ScoutLearning,
+)
 from lithos.domain.timestamps import utc_now
 from lithos.errors import LithosError
 from lithos.retrieval import scouts
@@ -220,7 +225,7 @@ class LithosApp:
             stores=self.stores,
         )
         stats_db = self._open_state("stats")
-        self.stats_store = StatsStore(stats_db, _learning_rules(cfg))
+        self.stats_store = StatsStore(stats_db, _learning_rules(cfg), _scout_learning(cfg))
         self.memory_store = SqliteMemoryStore(stats_db)
         self.consolidation = ConsolidationService(
             self.memory_store,
@@ -315,6 +320,7 @@ class LithosApp:
         (the evaluation rebuilds it after tuning them)."""
         lcma = self.config.lcma
         depth = lcma.expansion_depth
+        self.stats_store.scouts = _scout_learning(self.config)
         settings = RetrievalSettings(
             enabled=lcma.enabled,
             scout_depth=lcma.scout_depth,
@@ -339,7 +345,13 @@ class LithosApp:
                 edge_strength=dict(lcma.temperature_edge_strength),
                 threshold=lcma.exploration.threshold,
             ),
-            exploration=ExplorationSettings(**lcma.exploration.model_dump(exclude={"threshold"})),
+            exploration=ExplorationSettings(
+                enabled=lcma.exploration.enabled,
+                novelty_k=lcma.exploration.novelty_k,
+                random_k=lcma.exploration.random_k,
+                slots=lcma.exploration.slots,
+                seed=lcma.exploration.seed,
+            ),
         )
         llm = LlmSettings(**lcma.llm.model_dump(), hot_threshold=lcma.exploration.threshold)
         phase_a: list[Scout] = [
@@ -635,6 +647,19 @@ def _learning_rules(cfg: LithosConfig) -> LearningRules:
         misleading_salience_penalty=lcma.misleading_salience_penalty,
         quarantine_after_misleading=lcma.quarantine_after_misleading,
         prior_bound=lcma.prior_bound,
+    )
+
+
+def _scout_learning(cfg: LithosConfig) -> ScoutLearning:
+    lcma, exploration = cfg.lcma, cfg.lcma.exploration
+    return ScoutLearning(
+        start={s: lcma.scout_weights.get(s, 0.0) for s in EXPLORATION_SCOUTS},
+        enabled=exploration.learn,
+        floor=exploration.weight_floor,
+        ceiling=exploration.weight_ceiling,
+        cited_step=exploration.cited_step,
+        ignored_step=exploration.ignored_step,
+        misleading_step=exploration.misleading_step,
     )
 
 

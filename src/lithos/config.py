@@ -209,6 +209,22 @@ class ExplorationConfig(_Section):
     # compete on score; a kept place cost nDCG@10 on SciFact, bench/RESULTS.md).
     slots: int = Field(default=0, ge=0, le=100)
     seed: int = 0
+    # Feedback learns scout_novelty's and scout_random's weights apart, per query class,
+    # starting from lcma.scout_weights (docs/retrieval.md, "Learned exploration weights").
+    learn: bool = True
+    weight_floor: float = Field(default=0.01, ge=0.0, le=1.0)
+    weight_ceiling: float = Field(default=0.3, ge=0.0, le=1.0)
+    cited_step: float = Field(default=0.01, ge=0.0, le=1.0)
+    ignored_step: float = Field(default=0.002, ge=0.0, le=1.0)
+    misleading_step: float = Field(default=0.02, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _weight_bounds(self) -> ExplorationConfig:
+        if self.weight_ceiling < self.weight_floor:
+            raise ValueError(
+                "lcma.exploration.weight_ceiling must be >= lcma.exploration.weight_floor"
+            )
+        return self
 
 
 class LlmConfig(_Section):

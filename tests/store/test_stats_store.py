@@ -6,7 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from lithos.domain.retrieval import Feedback, LearningRules, Receipt, ReceiptNode
+from lithos.domain.retrieval import (
+    NOVELTY,
+    RANDOM,
+    Feedback,
+    LearningRules,
+    Receipt,
+    ReceiptNode,
+    ScoutLearning,
+    ScoutTally,
+    split_feedback,
+)
 from lithos.store.sqlite import Database
 from lithos.store.stats import STATS_MIGRATIONS, StatsStore
 
@@ -70,3 +80,34 @@ async def test_co_citation_is_read_from_receipt_rows(store: StatsStore):
     await store.apply(feedback("r1", cited=["a", "b"], ignored=["c"]), "now")
     assert store.cited_together(["a"], 5) == [("b", "a", 1)]
     assert store.cited_together(["c"], 5) == []
+
+
+async def test_exploration_scouts_learn_apart_per_query_class_once_per_receipt(tmp_path: Path):
+    scouts = ScoutLearning(start={NOVELTY: 0.1, RANDOM: 0.02}, floor=0.01, ceiling=0.3)
+    store = StatsStore(Database(tmp_path / "stats.db", STATS_MIGRATIONS), RULES, scouts)
+    try:
+        shown = Receipt(
+            id="r1",
+            created_at="2026-01-01T00:00:00.000000Z",
+            query="q",
+            query_class="lookup",
+            arguments={},
+            agent_id="a",
+            task_id="t",
+            status="ok",
+            final_nodes=(
+                ReceiptNode("both", 1, 1.0, (), ("scout_vector", NOVELTY, RANDOM)),
+                ReceiptNode("novel", 2, 1.0, (), (NOVELTY,)),
+                ReceiptNode("plain", 3, 1.0, (), ("scout_vector",)),
+            ),
+        )
+        told = split_feedback(shown, "t", "a", cited=["novel"], misleading=["both"])
+        assert told.explored == (ScoutTally(NOVELTY, 1, 0, 1), ScoutTally(RANDOM, 0, 0, 1))
+        assert await store.apply(told, "now") == []
+        assert await store.apply(told, "later") is None  # once per receipt
+        learned = store.scout_weights("lookup")
+        assert learned[NOVELTY] == pytest.approx(0.1 + 0.01 - 0.02)
+        assert learned[RANDOM] == pytest.approx(0.01)  # 0.02 - 0.02 held at the floor
+        assert store.scout_weights("design") == {NOVELTY: 0.1, RANDOM: 0.02}
+    finally:
+        store.close()

@@ -10,10 +10,17 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Literal, get_args
 
 QueryClass = Literal["debug", "howto", "design", "recall", "lookup"]
+QUERY_CLASSES: tuple[QueryClass, ...] = get_args(QueryClass)
 Outcome = Literal["cited", "ignored", "misleading"]
+
+# The exploration scouts (LCMA-DESIGN 2.2, disagreement 1): two modes behind one interface,
+# whose weights feedback learns apart, per query class.
+NOVELTY = "scout_novelty"
+RANDOM = "scout_random"
+EXPLORATION_SCOUTS: tuple[str, ...] = (NOVELTY, RANDOM)
 
 _WORD = re.compile(r"\w+")
 
@@ -247,9 +254,21 @@ class NodeStats:
 
 
 @dataclass(frozen=True)
+class ScoutTally:
+    """How the results of one receipt that an exploration scout found fared in a task's
+    feedback."""
+
+    scout: str
+    cited: int
+    ignored: int
+    misleading: int
+
+
+@dataclass(frozen=True)
 class Feedback:
     """How one task used one receipt: the receipt's nodes split three ways. Ids outside the
-    receipt do not count."""
+    receipt do not count. ``explored`` tallies the outcomes of the results each exploration
+    scout found (only scouts that found any)."""
 
     receipt_id: str
     task_id: str
@@ -258,6 +277,7 @@ class Feedback:
     cited: tuple[str, ...]
     ignored: tuple[str, ...]
     misleading: tuple[str, ...]
+    explored: tuple[ScoutTally, ...] = ()
 
 
 def split_feedback(
@@ -272,6 +292,12 @@ def split_feedback(
     returned = receipt.node_ids
     bad = set(misleading) & set(returned)
     good = (set(cited) & set(returned)) - bad
+    explored = []
+    for scout in EXPLORATION_SCOUTS:
+        found = [n.id for n in receipt.final_nodes if scout in n.scouts]
+        if found:
+            hits, misled = sum(n in good for n in found), sum(n in bad for n in found)
+            explored.append(ScoutTally(scout, hits, len(found) - hits - misled, misled))
     return Feedback(
         receipt_id=receipt.id,
         task_id=task_id,
@@ -280,7 +306,57 @@ def split_feedback(
         cited=tuple(n for n in returned if n in good),
         ignored=tuple(n for n in returned if n not in good and n not in bad),
         misleading=tuple(n for n in returned if n in bad),
+        explored=tuple(explored),
     )
+
+
+@dataclass(frozen=True)
+class ScoutLearning:
+    """How feedback moves the exploration scouts' weights (LCMA-DESIGN 2.2 disagreement 1,
+    5.6), each scout apart and per query class: every result a scout found that the task
+    cited adds ``cited_step``, every one ignored takes ``ignored_step`` and every misleading
+    one ``misleading_step``. A weight starts from ``start`` (the configured
+    ``lcma.scout_weights``) and stays within [floor, ceiling], so exploration can neither
+    vanish nor take over."""
+
+    start: dict[str, float] = field(default_factory=dict)
+    enabled: bool = True
+    floor: float = 0.01
+    ceiling: float = 0.3
+    cited_step: float = 0.01
+    ignored_step: float = 0.002
+    misleading_step: float = 0.02
+
+    def delta(self, tally: ScoutTally) -> float:
+        return (
+            self.cited_step * tally.cited
+            - self.ignored_step * tally.ignored
+            - self.misleading_step * tally.misleading
+        )
+
+    def bounded(self, weight: float) -> float:
+        return max(self.floor, min(self.ceiling, weight))
+
+    def initial(self, scout: str) -> float:
+        """A weight no feedback has moved yet (the configured one while learning is off)."""
+        configured = self.start.get(scout, 0.0)
+        return self.bounded(configured) if self.enabled else configured
+
+
+@dataclass(frozen=True)
+class ScoutWeight:
+    """An exploration scout's weight for one query class: ``learned`` is false while no
+    feedback has moved it (``weight`` is then the configured one); the counts are the
+    outcomes of its results that moved it."""
+
+    scout: str
+    query_class: QueryClass
+    weight: float
+    learned: bool
+    cited: int = 0
+    ignored: int = 0
+    misleading: int = 0
+    updated_at: str | None = None
 
 
 @dataclass(frozen=True)

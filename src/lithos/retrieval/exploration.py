@@ -1,8 +1,9 @@
 """Exploration scouts: what a hot query (see :mod:`lithos.retrieval.temperature`) adds to its
 pool before Terrace 1 reranks it.
 
-Two scouts behind one interface, kept apart so that their weights are set and their effect
-is measured separately (LCMA-DESIGN 2.2, disagreement 1):
+Two scouts behind one interface, kept apart so that their effect is measured and their
+weights learned separately, per query class, from task feedback (LCMA-DESIGN 2.2,
+disagreement 1; :class:`~lithos.domain.retrieval.ScoutLearning`):
 
 - ``scout_novelty``: diverse but relevant. Candidates already near the query that the best
   candidates do not cover (far from them in embedding space) and that retrieval has rarely
@@ -24,14 +25,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from lithos.domain.retrieval import Candidate, ScoutHit
+from lithos.domain.retrieval import EXPLORATION_SCOUTS, NOVELTY, RANDOM, Candidate, ScoutHit
 from lithos.retrieval.context import ScoutContext
 from lithos.store.stats import StatsStore
 from lithos.store.vectors import VectorStore
-
-NOVELTY = "scout_novelty"
-RANDOM = "scout_random"
-EXPLORATION_SCOUTS = (NOVELTY, RANDOM)
 
 
 @dataclass(frozen=True)

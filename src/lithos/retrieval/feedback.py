@@ -20,7 +20,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from lithos.domain.metadata import MetadataChange
-from lithos.domain.retrieval import GraphLearning, Receipt, split_feedback
+from lithos.domain.retrieval import (
+    Feedback,
+    GraphLearning,
+    Receipt,
+    ScoutWeight,
+    split_feedback,
+)
 from lithos.domain.timestamps import format_timestamp, utc_now
 from lithos.errors import DocNotFound, ReceiptNotFound
 from lithos.services.coordination import CoordinationService
@@ -44,6 +50,7 @@ class FeedbackOutcome:
     applied: bool
     edges_reinforced: tuple[str, ...] = ()
     edges_weakened: int = 0
+    scout_weights: tuple[ScoutWeight, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -104,10 +111,12 @@ class TaskCompletion:
         quarantined = [] if quarantine is None else await self._quarantine(quarantine, agent)
         reinforced: tuple[str, ...] = ()
         weakened = 0
+        scouts: tuple[ScoutWeight, ...] = ()
         if quarantine is not None:  # first application of this receipt's feedback
             learned = await asyncio.to_thread(self.edges.learn, feedback, self.graph_rules)
             reinforced = tuple(e.edge_id for e in learned.reinforced)
             weakened = learned.weakened
+            scouts = await asyncio.to_thread(self._scout_weights, feedback)
         self._completed(task_id)
         return Completion(
             success=True,
@@ -120,8 +129,16 @@ class TaskCompletion:
                 applied=quarantine is not None,
                 edges_reinforced=reinforced,
                 edges_weakened=weakened,
+                scout_weights=scouts,
             ),
         )
+
+    def _scout_weights(self, feedback: Feedback) -> tuple[ScoutWeight, ...]:
+        """The weights this feedback moved, as they are now."""
+        if not self.stats.scouts.enabled or not feedback.explored:
+            return ()
+        moved = [t.scout for t in feedback.explored]
+        return tuple(self.stats.scout_weight_table(moved, (feedback.query_class,)))
 
     def _completed(self, task_id: str) -> None:
         if self.on_complete is not None:

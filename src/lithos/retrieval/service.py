@@ -19,10 +19,13 @@ from functools import partial
 from lithos.domain.embedding import Embedder, QueryVectors
 from lithos.domain.filters import SearchFilter, clean_prefix
 from lithos.domain.retrieval import (
+    EXPLORATION_SCOUTS,
+    QUERY_CLASSES,
     Candidate,
     CoactivationPartner,
     ConflictEdge,
     NodeStats,
+    QueryClass,
     Receipt,
     ReceiptNode,
     ReceiptQuery,
@@ -30,6 +33,7 @@ from lithos.domain.retrieval import (
     RetrievalQuery,
     RetrievedNote,
     ScoutHit,
+    ScoutWeight,
     classify_query,
     new_receipt_id,
 )
@@ -151,6 +155,12 @@ class RetrievalService:
 
     async def receipts(self, query: ReceiptQuery) -> list[Receipt]:
         return await self.stats.receipts(query)
+
+    async def scout_weights(self, query_class: QueryClass | None = None) -> list[ScoutWeight]:
+        """Each exploration scout's weight per query class (only ``query_class`` if given):
+        learned from feedback, or the starting weight where none moved it yet."""
+        classes = QUERY_CLASSES if query_class is None else (query_class,)
+        return await asyncio.to_thread(self.stats.scout_weight_table, EXPLORATION_SCOUTS, classes)
 
     async def node_stats(self, node_id: str, scope: Scope | None = None) -> NodeStats:
         """What has been learned about a note, with its co-activation partners that ``scope``
@@ -315,7 +325,7 @@ class RetrievalService:
         pool = {k: c for k, c in pool.items() if k in entries}  # deleted since a scout ran
         stats = self.stats.node_stats(list(pool))
         note_types = {k: entry.note_type for k, entry in entries.items()}
-        ordered = rank.rerank(pool, cfg.weights, note_types, stats, ctx.query_class)
+        ordered = rank.rerank(pool, self._weights(ctx, heat), note_types, stats, ctx.query_class)
         if self.concepts is not None:
             ordered = self.concepts.damp(ordered, note_types, stats, ctx.now)
         window = ordered[: cfg.mmr_window]
@@ -347,6 +357,17 @@ class RetrievalService:
             conflicts=self._conflicts(ids, ctx) if ctx.query.surface_conflicts else None,
         )
         return retrieval, nodes
+
+    def _weights(self, ctx: ScoutContext, heat: Heat) -> rank.RerankWeights:
+        """Terrace 1's weights, with the exploration scouts' weights that feedback taught for
+        this query class when they ran."""
+        weights = self.settings.weights
+        if not (heat.hot and self.settings.exploration.enabled and self.exploration):
+            return weights
+        learned = self.stats.scout_weights(ctx.query_class)
+        if not learned:
+            return weights
+        return replace(weights, scout_weights={**weights.scout_weights, **learned})
 
     def _conflicts(self, ids: list[str], ctx: ScoutContext) -> tuple[ConflictEdge, ...]:
         """Contradiction edges touching the results whose other note the caller may see."""

@@ -1,5 +1,5 @@
 """LCMA's learned state in ``.lithos/stats.db``: receipts, node statistics, per-query-class
-priors and task working memory.
+priors, task working memory and the exploration scouts' learned weights.
 
 This state is authoritative, not derived: it cannot be rebuilt from the notes, so it is
 backed up with ``knowledge/`` and never wiped. Every change is one conditional upsert (no
@@ -13,12 +13,16 @@ import sqlite3
 from collections.abc import Sequence
 
 from lithos.domain.retrieval import (
+    QUERY_CLASSES,
     Feedback,
     LearningRules,
     NodeStats,
     Outcome,
+    QueryClass,
     Receipt,
     ReceiptQuery,
+    ScoutLearning,
+    ScoutWeight,
     WorkingMemoryItem,
 )
 from lithos.store import receipts
@@ -59,19 +63,37 @@ CREATE TABLE feedback_applied (
 )
 """
 
+SCOUT_WEIGHTS_SQL = """
+CREATE TABLE scout_weights (
+    scout TEXT NOT NULL,
+    query_class TEXT NOT NULL,
+    weight REAL NOT NULL,
+    cited INTEGER NOT NULL DEFAULT 0,
+    ignored INTEGER NOT NULL DEFAULT 0,
+    misleading INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (scout, query_class)
+)
+"""
+
 STATS_MIGRATIONS = (
     Migration("0001_receipts", receipts.RECEIPTS_SQL),
     Migration("0002_node_stats", STATS_SQL),
+    Migration("0003_scout_weights", SCOUT_WEIGHTS_SQL),
 )
 
 
 class StatsStore:
     """Learned retrieval state behind one :class:`Database`; safe from any thread."""
 
-    def __init__(self, db: Database, rules: LearningRules) -> None:
-        """``db`` must have been opened with :data:`STATS_MIGRATIONS`."""
+    def __init__(
+        self, db: Database, rules: LearningRules, scouts: ScoutLearning | None = None
+    ) -> None:
+        """``db`` must have been opened with :data:`STATS_MIGRATIONS`. ``scouts`` is how
+        feedback moves the exploration scouts' weights (default: fixed, never learned)."""
         self.db = db
         self.rules = rules
+        self.scouts = scouts if scouts is not None else ScoutLearning(enabled=False)
 
     def close(self) -> None:
         self.db.close()
@@ -190,9 +212,82 @@ class StatsStore:
             receipts.set_outcomes(conn, feedback.receipt_id, outcomes)
             self._cite(conn, feedback, now)
             self._ignore(conn, feedback)
+            self._learn_scouts(conn, feedback, now)
             return self._mislead(conn, feedback)
 
         return await self.db.run(write)
+
+    def _learn_scouts(self, conn: sqlite3.Connection, feedback: Feedback, now: str) -> None:
+        rules = self.scouts
+        if not rules.enabled:
+            return
+        conn.executemany(
+            "INSERT INTO scout_weights(scout, query_class, weight, cited, ignored, misleading,"
+            " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT(scout, query_class) DO UPDATE SET"
+            " weight = MAX(?, MIN(?, weight + ?)), cited = cited + excluded.cited,"
+            " ignored = ignored + excluded.ignored,"
+            " misleading = misleading + excluded.misleading, updated_at = excluded.updated_at",
+            [
+                (
+                    t.scout,
+                    feedback.query_class,
+                    rules.bounded(rules.initial(t.scout) + rules.delta(t)),
+                    t.cited,
+                    t.ignored,
+                    t.misleading,
+                    now,
+                    rules.floor,
+                    rules.ceiling,
+                    rules.delta(t),
+                )
+                for t in feedback.explored
+            ],
+        )
+
+    # -- exploration scouts' weights ----------------------------------------------------------
+
+    def scout_weights(self, query_class: str) -> dict[str, float]:
+        """Each exploration scout's weight for ``query_class``: learned where feedback moved
+        it, else its starting weight (both within the current bounds); empty when learning
+        is off (the configured weights apply)."""
+        if not self.scouts.enabled:
+            return {}
+        rows = self.db.call(
+            lambda conn: conn.execute(
+                "SELECT scout, weight FROM scout_weights WHERE query_class = ?", (query_class,)
+            ).fetchall()
+        )
+        learned = {scout: self.scouts.bounded(weight) for scout, weight in rows}
+        return {s: learned.get(s, self.scouts.initial(s)) for s in self.scouts.start} | learned
+
+    def scout_weight_table(
+        self, scouts: Sequence[str], query_classes: Sequence[QueryClass] = QUERY_CLASSES
+    ) -> list[ScoutWeight]:
+        """Every scout of ``scouts`` for every class of ``query_classes``: learned where
+        feedback moved it, else its starting weight."""
+        rows = self.db.call(lambda conn: conn.execute("SELECT * FROM scout_weights").fetchall())
+        learned = {(r["scout"], r["query_class"]): r for r in rows} if self.scouts.enabled else {}
+        table = []
+        for scout in scouts:
+            for query_class in query_classes:
+                row = learned.get((scout, query_class))
+                if row is None:
+                    table.append(ScoutWeight(scout, query_class, self.scouts.initial(scout), False))
+                    continue
+                table.append(
+                    ScoutWeight(
+                        scout,
+                        query_class,
+                        self.scouts.bounded(row["weight"]),
+                        True,
+                        row["cited"],
+                        row["ignored"],
+                        row["misleading"],
+                        row["updated_at"],
+                    )
+                )
+        return table
 
     def _cite(self, conn: sqlite3.Connection, feedback: Feedback, now: str) -> None:
         r = self.rules

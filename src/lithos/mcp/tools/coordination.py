@@ -131,8 +131,10 @@ def register(server: FastMCP, app: LithosApp) -> None:
         (which must be this task's) or else your latest lithos_retrieve receipt for this
         task; its other notes count as ignored, ids it did not return are dropped. Returns
         {success, feedback?: {receipt_id, cited, ignored, misleading, quarantined, applied,
-        edges_reinforced, edges_weakened}}: cited notes are joined by reinforced related_to
-        edges, edges that pulled a misleading note in weaken.
+        edges_reinforced, edges_weakened, scout_weights}}: cited notes are joined by
+        reinforced related_to edges, edges that pulled a misleading note in weaken, and the
+        exploration scouts whose results were in the receipt move their learned weight
+        (`scout_weights`: the moved weights now, see lithos_scout_weights).
         Errors: task_not_found, task_not_open, receipt_not_found (the task stays open)."""
         done = await app.feedback.complete(
             task_id, agent, outcome, cited_nodes, misleading_nodes, receipt_id
@@ -149,6 +151,7 @@ def register(server: FastMCP, app: LithosApp) -> None:
                 applied=f.applied,
                 edges_reinforced=list(f.edges_reinforced),
                 edges_weakened=f.edges_weakened,
+                scout_weights=list(f.scout_weights),
             )
         return result
 

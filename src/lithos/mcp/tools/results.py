@@ -16,6 +16,7 @@ from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
 from lithos.domain.metadata import AccessScope, NoteStatus, NoteType
+from lithos.domain.retrieval import ScoutWeight
 
 # Keys a service adds before they are described here still reach the client: FastMCP
 # serialises a result through its return type, which would otherwise drop unknown keys.
@@ -357,6 +358,7 @@ class FeedbackResult(TypedDict):
     applied: bool
     edges_reinforced: list[str]
     edges_weakened: int
+    scout_weights: list[ScoutWeight]
 
 
 class Completed(TypedDict):

@@ -1,5 +1,5 @@
 """Cognitive retrieval tools: lithos_retrieve, lithos_receipt_get, lithos_receipts,
-lithos_node_stats."""
+lithos_node_stats, lithos_scout_weights."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ from lithos.domain.notes import require_valid_id
 from lithos.domain.retrieval import (
     ConflictEdge,
     NodeStats,
+    QueryClass,
     Receipt,
     ReceiptQuery,
     RetrievalQuery,
     RetrievedNote,
+    ScoutWeight,
 )
 from lithos.mcp.tools.types import (
     READ_ONLY,
@@ -51,6 +53,10 @@ class RetrieveResult(TypedDict):
 
 class ReceiptList(TypedDict):
     receipts: list[Receipt]
+
+
+class ScoutWeightList(TypedDict):
+    weights: list[ScoutWeight]
 
 
 def register(server: FastMCP, app: LithosApp) -> None:
@@ -161,3 +167,18 @@ def register(server: FastMCP, app: LithosApp) -> None:
         retrievals. Errors: doc_not_found (also for a note the caller may not see)."""
         scope = caller_scope(agent_id, task_id)
         return await app.retrieval.node_stats(require_valid_id(node_id), scope)
+
+    @server.tool(annotations=READ_ONLY)
+    async def lithos_scout_weights(
+        query_class: Annotated[
+            QueryClass | None,
+            Field(description="Only this query class (default: every class)"),
+        ] = None,
+    ) -> ScoutWeightList:
+        """The weights of the exploration scouts (scout_novelty: diverse but relevant;
+        scout_random: serendipity) that hot queries use, per query class. Each is learned
+        apart from task feedback: results a scout found that a task cited raise its weight
+        for that query class, ignored and misleading ones lower it, within fixed bounds.
+        `learned` is false while no feedback has moved it; the counts are the outcomes
+        that did."""
+        return ScoutWeightList(weights=await app.retrieval.scout_weights(query_class))
