@@ -106,12 +106,15 @@ def lithos_rate(chunks: list[str], threads: int, batch: int, rounds: int) -> flo
     best = 0.0
     for round_ in range(rounds):
         with tempfile.TemporaryDirectory() as tmp:
-            store = VectorStore(Path(tmp) / "vectors.db", embedder.model_id, embedder.dimension)
+            path = Path(tmp) / "vectors.db"
+            store = VectorStore(
+                path, embedder.model_id, embedder.dimension, revision=embedder.revision
+            )
             # Distinct texts per round: the store would reuse a vector it already holds.
             for start in range(0, len(chunks), 10):
                 part = [f"{round_} {c}" for c in chunks[start : start + 10]]
                 store.set_note(f"n{start}", "h", part)
-            worker = EmbeddingWorker(store, embedder, batch_size=max(batch, 8))
+            worker = EmbeddingWorker(store, embedder, batch_size=batch)  # as the server runs it
             started = time.perf_counter()
             worker.start()
             worker.notify()

@@ -145,7 +145,9 @@ class LithosApp:
         self.coordination_db = self._open_state("coordination")
         self.identities = IdentityMap(self._open_state("identities"))
         self.embedder = self._embedder or create_embedder(
-            cfg.search.embedding_model, threads=cfg.search.embedding_threads
+            cfg.search.embedding_model,
+            threads=cfg.search.embedding_threads,
+            batch_size=cfg.search.embedding_batch_size,
         )
         # The indexer's lock: a broken store is swapped for an empty one only between updates.
         lock = threading.RLock()

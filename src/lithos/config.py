@@ -81,7 +81,9 @@ class StorageConfig(_Section):
 class SearchConfig(_Section):
     embedding_model: str = "all-MiniLM-L6-v2"
     embedding_threads: int = Field(default=1, ge=1, le=64)
-    embedding_batch_size: int = Field(default=8, ge=1, le=256)
+    # Texts per model run (and chunks per embedding round): batch 1 was the fastest measured
+    # on the 2-core machine (docs/embeddings.md).
+    embedding_batch_size: int = Field(default=1, ge=1, le=256)
     # After a model change: "lazy" re-embeds old chunks in the background, after new text;
     # "batch" leaves them to `lithos reembed` (searched in the old space until then).
     space_migration: Literal["lazy", "batch"] = "lazy"

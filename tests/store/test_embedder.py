@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 import lithos.store.embedder as embedder_module
+from lithos.app import LithosApp
+from lithos.config import load_config
 from lithos.domain.embedding import Embedder
 from lithos.errors import ConfigError
 from lithos.store.embedder import OnnxEmbedder, create_embedder, model_files, verify_model_files
@@ -146,3 +148,16 @@ def test_vectors_match_an_independent_export_of_the_same_checkpoint(embedder: On
     texts = [str(text) for text in reference["texts"]]
     cosines = (embedder.embed(texts) * reference["vectors"]).sum(axis=1)
     assert cosines.min() > 0.99
+
+
+def test_the_configured_batch_size_reaches_the_embedder(tmp_path: Path) -> None:
+    config = load_config(
+        data_dir=tmp_path / "data",
+        overrides={"search.embedding_batch_size": 5, "search.embedding_threads": 2},
+    )
+    app = LithosApp(config).open()
+    try:
+        assert isinstance(app.embedder, OnnxEmbedder)
+        assert (app.embedder.batch_size, app.embedder.threads) == (5, 2)
+    finally:
+        app.close()
