@@ -23,7 +23,7 @@ from lithos.errors import LithosError, StateCorrupt
 from lithos.store.embedder import MODEL_DIR, verify_model_files
 
 Status = Literal["ok", "warn", "fail"]
-PACKAGES = ("fastmcp", "mcp", "onnxruntime", "tantivy", "numpy")
+PACKAGES = ("fastmcp-slim", "mcp", "onnxruntime", "tantivy", "numpy")
 
 
 @dataclass(frozen=True)
