@@ -245,6 +245,10 @@ class LlmConfig(_Section):
     # A design question goes to the model above this temperature (any query above
     # lcma.exploration.threshold does).
     class_threshold: float = Field(default=0.25, ge=0.0, le=1.0)
+    # Below this confidence, a hot query's follow-up queries (at most followup_queries; 0:
+    # never) are run and the model asked once more.
+    followup_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+    followup_queries: int = Field(default=2, ge=0, le=3)
 
     @model_validator(mode="after")
     def _model_named(self) -> LlmConfig:
@@ -280,6 +284,7 @@ class LcmaConfig(_Section):
         "scout_analogy": 0.15,
         "scout_novelty": 0.1,
         "scout_random": 0.02,
+        "scout_followup": 0.3,
     }
     # Calibration: cosine similarity mapped linearly from [floor, ceiling] to [0, 1]; BM25
     # saturates as score / (score + lexical_saturation).

@@ -9,7 +9,7 @@ import itertools
 import json
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,13 @@ from lithos.app import LithosApp
 from lithos.domain.edges import EdgeUpsert
 from lithos.domain.retrieval import RetrievedNote
 from lithos.mcp.server import create_server
-from lithos.retrieval.terrace import LlmSettings, build_prompt, should_use_llm_pass
+from lithos.retrieval.terrace import (
+    Interpreted,
+    LlmSettings,
+    build_prompt,
+    should_follow_up,
+    should_use_llm_pass,
+)
 from tests.support import call, make_app
 
 Reply = Callable[[dict[str, Any]], tuple[int, bytes]]
@@ -239,3 +245,100 @@ def test_the_prompt_respects_its_token_budget():
     assert 1 <= shown < 10 and len(prompt) <= 200 * 4
     _, one = build_prompt("q", notes, budget_tokens=1)
     assert one == 1  # at least one note, however small the budget
+
+
+LITHIUM = ("Lithium cells", "lithium iron phosphate chemistry lasts longer")
+FOLLOWUP_REASON = "follow-up: found for the model's follow-up query 'lithium phosphate chemistry'"
+
+
+@pytest.fixture
+async def hot_llm(
+    tmp_path: Path, model: tuple[FakeModel, str]
+) -> AsyncIterator[tuple[Client, FakeModel, dict[str, str]]]:
+    """Every query hot (so an unsure model's follow-ups run), with a note on lithium cells
+    that the query about solar batteries at night does not find by itself."""
+    fake, url = model
+    llm = {"enabled": True, "base_url": url, "model": "fake-1", "timeout_seconds": 1.0}
+    app = make_app(tmp_path / "data", **{"lcma.llm": llm, "lcma.exploration": {"threshold": 0.0}})
+    app.start(watch=False)
+    try:
+        async with Client(create_server(app)) as client:
+            ids = {}
+            for title, content in [*NOTES, LITHIUM]:
+                written = await call(
+                    client, "lithos_write", agent="a", title=title, content=content
+                )
+                ids[title] = str(written["id"])
+            assert app.embedding.wait_idle(10)
+            yield client, fake, ids
+    finally:
+        app.close()
+
+
+def unsure_then_sure(request: dict[str, Any]) -> tuple[int, bytes]:
+    """Unsure while the lithium note is missing (asking for it), sure once it is shown."""
+    n = numbered(request)
+    if "Lithium cells" not in n:
+        followups = ["lithium phosphate chemistry", "lithium phosphate chemistry", " "]
+        answer = {"ranking": [{"n": 1}], "confidence": 0.2, "followups": followups}
+    else:
+        answer = {"ranking": [{"n": n["Lithium cells"], "why": "the chemistry"}], "confidence": 0.9}
+    return completion(json.dumps(answer))
+
+
+async def test_an_unsure_model_on_a_hot_query_follows_up_and_is_asked_again(hot_llm):
+    client, fake, ids = hot_llm
+    fake.reply = unsure_then_sure
+    result = await retrieve(client, "solar battery at night")
+    assert len(fake.requests) == 2
+    assert "Lithium cells" not in numbered(fake.requests[0])
+    assert "Lithium cells" in numbered(fake.requests[1])
+    assert result["terrace_reached"] == 2 and result["degraded"] is False
+    top = result["results"][0]
+    assert top["id"] == ids["Lithium cells"] and "scout_followup" in top["scouts"]
+    assert FOLLOWUP_REASON in top["reasons"]
+    assert top["reasons"][-1] == "llm: fake-1 ranked it 1 of 1: the chemistry"
+    assert len(top["reasons"]) == len(set(top["reasons"]))  # reranked once, annotated once
+    receipt = await call(client, "lithos_receipt_get", receipt_id=result["receipt_id"])
+    assert "scout_followup" in receipt["scouts_fired"] and "followup" in receipt["timings_ms"]
+    assert receipt["terrace_reached"] == 2 and receipt["final_nodes"][0]["id"] == top["id"]
+
+
+@pytest.mark.parametrize("confidence", [0.9, None], ids=["sure", "no-confidence"])
+async def test_a_sure_model_is_asked_once(hot_llm, confidence: float | None):
+    client, fake, ids = hot_llm
+    answer = {"ranking": [{"n": 1}], "followups": ["lithium phosphate chemistry"]}
+    if confidence is not None:
+        answer["confidence"] = confidence
+    fake.reply = lambda request: completion(json.dumps(answer))
+    result = await retrieve(client, "solar battery at night")
+    assert len(fake.requests) == 1 and result["terrace_reached"] == 2
+    assert ids["Lithium cells"] not in [r["id"] for r in result["results"]]
+
+
+async def test_a_failing_second_call_keeps_the_first_answer_degraded(hot_llm):
+    client, fake, ids = hot_llm
+
+    def answer(request: dict[str, Any]) -> tuple[int, bytes]:
+        if "Lithium cells" in numbered(request):
+            return 500, b'{"error": "overloaded"}'
+        return unsure_then_sure(request)
+
+    fake.reply = answer
+    result = await retrieve(client, "solar battery at night")
+    assert len(fake.requests) == 2
+    assert result["terrace_reached"] == 2
+    assert result["degraded"] is True and result["failed_scouts"] == ["terrace_2"]
+    assert result["results"][0]["reasons"][-1] == "llm: fake-1 ranked it 1 of 1"
+    assert ids["Lithium cells"] not in [r["id"] for r in result["results"]]
+
+
+def test_should_follow_up_follows_the_design():
+    settings = LlmSettings(True, "http://x/v1", "m", "", 100, 1000, 1.0, 10, 0.6, 0.25, 0.5, 2)
+    unsure = Interpreted((), 0.3, ("a", "b", "c"))
+    assert should_follow_up(unsure, 0.7, settings) == ("a", "b")  # unsure and hot
+    assert should_follow_up(unsure, 0.6, settings) == ()  # not hot
+    assert should_follow_up(Interpreted((), 0.5, ("a",)), 0.9, settings) == ()  # sure enough
+    assert should_follow_up(Interpreted((), None, ("a",)), 0.9, settings) == ()  # no confidence
+    never = replace(settings, followup_queries=0)
+    assert should_follow_up(unsure, 0.9, never) == ()

@@ -46,7 +46,8 @@ _CLASS_WORDS: tuple[tuple[QueryClass, frozenset[str]], ...] = (
         frozenset(
             words(
                 "why should design tradeoff tradeoffs architecture approach choose versus vs"
-                " compare pros cons"
+                " compare pros cons decide decision decisions recommend summarize summarise"
+                " synthesize synthesise overview"
             )
         ),
     ),

@@ -48,7 +48,14 @@ from lithos.retrieval.expansion import ExpansionScout, Seed
 from lithos.retrieval.exploration import ExplorationScout, ExplorationSettings, reserve_slots
 from lithos.retrieval.scouts import Scout
 from lithos.retrieval.temperature import Heat, TemperatureSettings, Thermometer
-from lithos.retrieval.terrace import TERRACE_TWO, Interpreter, TerraceFailed, should_use_llm_pass
+from lithos.retrieval.terrace import (
+    FOLLOWUP,
+    TERRACE_TWO,
+    Interpreter,
+    TerraceFailed,
+    should_follow_up,
+    should_use_llm_pass,
+)
 from lithos.services.edges import EdgeService
 from lithos.services.graph import LinkGraph
 from lithos.store.catalog import Catalog, CatalogEntry
@@ -212,44 +219,84 @@ class RetrievalService:
         heat = await self._explore(pool, ctx, run)
         run.considered = len(pool)
         clock = time.perf_counter()
+        # Terrace 1 annotates the candidates it ranks; a follow-up reranks a clean copy.
+        kept = _copied(pool) if self.interpreter is not None else {}
         retrieval, nodes = await asyncio.to_thread(
             self._terrace_one, pool, ctx, run, receipt_id, heat
         )
         run.timings["rerank"] = _ms(clock)
         if self.interpreter is not None:
             clock = time.perf_counter()
-            interpreted = await self._terrace_two(self.interpreter, retrieval, ctx, heat, run)
+            step = _TerraceStep(self.interpreter, ctx, heat, run, kept, receipt_id)
+            interpreted = await self._terrace_two(step, retrieval)
             if interpreted is not retrieval:
                 retrieval, nodes = interpreted, _receipt_nodes(interpreted.results)
                 run.timings["terrace_2"] = _ms(clock)
         return retrieval, nodes
 
-    async def _terrace_two(
-        self,
-        interpreter: Interpreter,
-        retrieval: Retrieval,
-        ctx: ScoutContext,
-        heat: Heat,
-        run: _Run,
-    ) -> Retrieval:
-        """The language model's pass when :func:`should_use_llm_pass` asks for it; on any
-        failure Terrace 1's answer, marked degraded with ``terrace_2`` among the failures."""
+    async def _terrace_two(self, step: _TerraceStep, retrieval: Retrieval) -> Retrieval:
+        """The language model's pass when :func:`should_use_llm_pass` asks for it, then its
+        follow-up queries when :func:`should_follow_up` asks for them; on any failure the
+        answer so far, marked degraded with ``terrace_2`` among the failures."""
+        ctx, model = step.ctx, step.interpreter
         conflicts = retrieval.conflicts
         if conflicts is None:
             ids = [r.id for r in retrieval.results]
             conflicts = await asyncio.to_thread(self._conflicts, ids, ctx)
         wanted = should_use_llm_pass(
-            ctx.query_class, heat.temperature, bool(conflicts), interpreter.settings
+            ctx.query_class, step.heat.temperature, bool(conflicts), model.settings
         )
         if not wanted or not retrieval.results:
             return retrieval
         try:
-            results = await interpreter.interpret(ctx.query.query, retrieval.results)
+            first = await model.interpret(ctx.query.query, retrieval.results)
         except TerraceFailed as exc:
-            log.warning("terrace 2 failed, answering from terrace 1: %s", exc)
-            run.failed.append(TERRACE_TWO)
-            return replace(retrieval, degraded=True, failed_scouts=tuple(run.failed))
-        return replace(retrieval, results=results, terrace_reached=2)
+            return _failed(step.run, retrieval, exc)
+        answer = replace(retrieval, results=first.results, terrace_reached=2)
+        followups = should_follow_up(first, step.heat.temperature, model.settings)
+        if not followups:
+            return answer
+        clock = time.perf_counter()
+        widened = await self._follow_up(step, followups)
+        step.run.timings["followup"] = _ms(clock)
+        try:
+            second = await model.interpret(ctx.query.query, widened.results)
+        except TerraceFailed as exc:
+            return _failed(step.run, answer, exc)
+        return replace(widened, results=second.results, terrace_reached=2)
+
+    async def _follow_up(self, step: _TerraceStep, followups: Sequence[str]) -> Retrieval:
+        """LCMA-DESIGN 5.4's targeted follow-ups: the Phase A scouts run for each of the
+        model's queries; what they find joins the pool as ``scout_followup`` evidence (its
+        evidence score for that query) and Terrace 1 reranks the pool for the original query."""
+        hits: list[ScoutHit] = []
+        for text in followups:
+            ctx = ScoutContext(
+                replace(step.ctx.query, query=text),
+                step.ctx.eligibility,
+                step.ctx.now,
+                step.ctx.depth,
+                self._embed,
+            )
+            found: dict[str, Candidate] = {}
+            jobs: list[tuple[str, Callable[[], list[ScoutHit]]]] = [
+                (s.name, partial(s.find, ctx)) for s in self.phase_a
+            ]
+            await self._run_scouts(jobs, found, _Run(fired=[], failed=[], timings={}))
+            for c in found.values():
+                c.score = rank.evidence_score(c, self.settings.weights.scout_weights)
+            reason = f"follow-up: found for the model's follow-up query '{text}'"
+            hits += [
+                ScoutHit(c.note_id, min(1.0, c.score), reason)
+                for c in rank.ranked(found)[: ctx.depth]
+            ]
+        rank.merge(step.pool, FOLLOWUP, hits)
+        step.run.fired.append(FOLLOWUP)
+        step.run.considered = len(step.pool)
+        widened, _ = await asyncio.to_thread(
+            self._terrace_one, step.pool, step.ctx, step.run, step.receipt_id, step.heat
+        )
+        return widened
 
     async def _explore(self, pool: dict[str, Candidate], ctx: ScoutContext, run: _Run) -> Heat:
         """Measure the temperature of the best candidates so far; when hot, let the
@@ -435,6 +482,31 @@ class RetrievalService:
             terrace_reached=terrace,
             timings_ms=dict(run.timings),
         )
+
+
+@dataclass(frozen=True)
+class _TerraceStep:
+    """What Terrace 2 works with: the model, the call so far, and an unranked copy of the
+    pool for a follow-up."""
+
+    interpreter: Interpreter
+    ctx: ScoutContext
+    heat: Heat
+    run: _Run
+    pool: dict[str, Candidate]
+    receipt_id: str
+
+
+def _failed(run: _Run, answer: Retrieval, exc: TerraceFailed) -> Retrieval:
+    log.warning("terrace 2 failed, answering without it: %s", exc)
+    run.failed.append(TERRACE_TWO)
+    return replace(answer, degraded=True, failed_scouts=tuple(run.failed))
+
+
+def _copied(pool: dict[str, Candidate]) -> dict[str, Candidate]:
+    return {
+        k: replace(c, evidence=dict(c.evidence), reasons=list(c.reasons)) for k, c in pool.items()
+    }
 
 
 def _receipt_nodes(results: Sequence[RetrievedNote]) -> list[ReceiptNode]:

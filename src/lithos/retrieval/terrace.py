@@ -9,7 +9,9 @@ reason per note; retrieval puts those notes first in that order and adds the mod
 read leaves Terrace 1's answer as it was, reported as degraded.
 
 When it runs is :func:`should_use_llm_pass`: hot queries and disputed results go deeper, a
-cold, simple query does not pay for a model call (LCMA-DESIGN 2.2, disagreement 2).
+cold, simple query does not pay for a model call (LCMA-DESIGN 2.2, disagreement 2). When the
+model is unsure of a hot query's notes it may name follow-up queries; :func:`should_follow_up`
+decides whether retrieval runs them and asks the model once more (LCMA-DESIGN 5.4).
 
 The call uses the standard library's HTTP client in a worker thread, bounded by the socket
 timeout and by an overall deadline.
@@ -33,18 +35,25 @@ from lithos.domain.retrieval import QueryClass, RetrievedNote
 log = logging.getLogger("lithos.retrieval.terrace")
 
 TERRACE_TWO = "terrace_2"  # its name in failed_scouts when it fails
+FOLLOWUP = "scout_followup"  # the evidence the model's follow-up queries found
 # Query classes for which a moderately warm result deserves interpretation (LCMA-DESIGN 5.4
-# names design, synthesis and decision; retrieval's "design" class covers all three).
+# names design, synthesis and decision; retrieval's "design" class covers all three: its cue
+# words include decide, recommend, summarize and overview).
 INTERPRETIVE_CLASSES: frozenset[str] = frozenset({"design"})
 _CHARS_PER_TOKEN = 4  # a rough, model-independent estimate for the prompt budget
 _SNIPPET_CHARS = 300
 _REASON_CHARS = 200
 
+_FOLLOWUP_CHARS = 200
+MAX_FOLLOWUPS = 3
+
 SYSTEM_PROMPT = (
     "You choose which notes best answer a query. You are given the query and numbered notes. "
     'Reply with JSON only: {"ranking": [{"n": <note number>, "why": "<one short sentence>"}], '
-    '"confidence": <0 to 1>}. List the notes that help, most useful first; leave out the ones '
-    "that do not."
+    '"confidence": <0 to 1>, "followups": ["<short search query>"]}. List the notes that '
+    "help, most useful first; leave out the ones that do not. confidence is how well the "
+    "notes together answer the query. If they miss something, give up to 3 short search "
+    "queries that would find it in followups; otherwise an empty list."
 )
 
 
@@ -60,6 +69,8 @@ class LlmSettings:
     candidates: int  # best results the model sees at most
     hot_threshold: float  # temperature above which any query goes to Terrace 2
     class_threshold: float  # ... and above which a design query does
+    followup_confidence: float = 0.5  # below it, a hot query's follow-ups are run
+    followup_queries: int = 2  # follow-up queries run at most (0: never)
 
 
 class TerraceFailed(Exception):
@@ -76,6 +87,16 @@ class Pick:
 class Interpretation:
     picks: tuple[Pick, ...]
     confidence: float | None
+    followups: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Interpreted:
+    """The notes as the model ordered them, how sure it was, and what it would look up."""
+
+    results: tuple[RetrievedNote, ...]
+    confidence: float | None
+    followups: tuple[str, ...]
 
 
 def should_use_llm_pass(
@@ -88,6 +109,20 @@ def should_use_llm_pass(
     if query_class in INTERPRETIVE_CLASSES and temperature > settings.class_threshold:
         return True
     return temperature > settings.hot_threshold
+
+
+def should_follow_up(
+    interpreted: Interpreted, temperature: float, settings: LlmSettings
+) -> tuple[str, ...]:
+    """LCMA-DESIGN 5.4: when the model's confidence is below ``followup_confidence`` and the
+    query is still hot, the follow-up queries to run (at most ``followup_queries``); else
+    none. A reply without a confidence is not a low one."""
+    confidence = interpreted.confidence
+    if confidence is None or confidence >= settings.followup_confidence:
+        return ()
+    if temperature <= settings.hot_threshold:
+        return ()
+    return interpreted.followups[: settings.followup_queries]
 
 
 def build_prompt(query: str, notes: Sequence[RetrievedNote], budget_tokens: int) -> tuple[str, int]:
@@ -144,7 +179,19 @@ def parse_reply(body: bytes, shown: int) -> Interpretation:
         raise TerraceFailed("the model ranked none of the notes it was shown")
     confidence = answer.get("confidence")
     value = float(confidence) if isinstance(confidence, int | float) else None
-    return Interpretation(tuple(picks), value)
+    return Interpretation(tuple(picks), value, _followups(answer.get("followups")))
+
+
+def _followups(value: object) -> tuple[str, ...]:
+    """The model's follow-up queries: distinct non-empty strings, each cut short."""
+    if not isinstance(value, list):
+        return ()
+    found: list[str] = []
+    for item in value:
+        text = " ".join(str(item).split())[:_FOLLOWUP_CHARS] if isinstance(item, str) else ""
+        if text and text not in found:
+            found.append(text)
+    return tuple(found[:MAX_FOLLOWUPS])
 
 
 def apply(
@@ -170,10 +217,9 @@ class Interpreter:
         self.settings = settings
         self.name = settings.model
 
-    async def interpret(
-        self, query: str, notes: Sequence[RetrievedNote]
-    ) -> tuple[RetrievedNote, ...]:
-        """``notes`` reordered and annotated by the model; raises TerraceFailed."""
+    async def interpret(self, query: str, notes: Sequence[RetrievedNote]) -> Interpreted:
+        """``notes`` reordered and annotated by the model, with its confidence and follow-up
+        queries; raises TerraceFailed."""
         cfg = self.settings
         head = list(notes[: cfg.candidates])
         prompt, shown = build_prompt(query, head, cfg.prompt_token_budget)
@@ -193,8 +239,9 @@ class Interpreter:
             )
         except TimeoutError:
             raise TerraceFailed(f"no answer within {cfg.timeout_seconds:g} s") from None
-        picks = parse_reply(body, shown).picks
-        return (*apply(head, picks, cfg.model), *notes[cfg.candidates :])
+        answer = parse_reply(body, shown)
+        results = (*apply(head, answer.picks, cfg.model), *notes[cfg.candidates :])
+        return Interpreted(results, answer.confidence, answer.followups)
 
     def _post(self, body: bytes) -> bytes:
         cfg = self.settings
