@@ -245,12 +245,14 @@ def retrieve_section(result: dict[str, Any]) -> list[str]:
         "### lithos_retrieve",
         "",
         f"retrieve against hybrid, nDCG@10: test {gain['test']:+.4f}, train {gain['train']:+.4f} "
-        "(retrieve ran with the calibration that scored best on train, below; the learned "
-        "terms are empty before any feedback).",
+        "(retrieve ran with its shipped `lcma.*` defaults; the learned terms are empty "
+        "before any feedback).",
         "",
-        "Calibration grid (bench/retrieve_eval.py; cosine mapped from [floor, ceiling] to "
-        "[0, 1], BM25 as bm25 / (bm25 + saturation), vector share of the weight), best on "
-        "train nDCG@10:",
+        "Calibration sensitivity (bench/retrieve_eval.py): the lexical + vector merge alone "
+        "(best chunk only, without whole-note similarity and focus) re-scored over a grid; "
+        "cosine mapped from [floor, ceiling] to [0, 1], BM25 as bm25 / (bm25 + saturation), "
+        "each blended half and half with min-max over the query's candidates; vector share "
+        "of the weight. Best on train nDCG@10:",
         "",
     ]
     keys = ["vector_floor", "vector_ceiling", "lexical_saturation", "vector_share"]

@@ -1,9 +1,11 @@
 """lithos_retrieve in the SciFact evaluation: its ranking, the tuning of its calibration on
 train queries, and the learning experiment (feedback on train queries, scored on test).
 
-Tuning re-scores the full-text and semantic candidate lists the evaluation already holds with
-retrieve's own merge (``lithos.retrieval.scouts`` calibration, ``rank.evidence_score``), so
-the grid costs no searches; the winner is what ``lcma.*`` ships.
+The calibration grid re-scores the full-text and semantic candidate lists the evaluation
+already holds with retrieve's own merge of those two scouts (``lithos.retrieval.scouts``:
+absolute calibration blended with min-max by ``adaptive``), so it costs no searches. It is a
+sensitivity report: retrieve itself runs with the shipped ``lcma.*`` defaults (which add the
+whole-note similarity and focus that the grid's candidate lists cannot show).
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from typing import Any
 from bench.machine import log
 from bench.metrics import evaluate
 from lithos.app import LithosApp
+from lithos.config import LcmaConfig
 from lithos.domain.retrieval import RetrievalQuery
-from lithos.retrieval.scouts import calibrate_bm25, calibrate_cosine
+from lithos.retrieval.scouts import adaptive, calibrate_bm25, calibrate_cosine
 
 Scored = list[tuple[str, float]]
+DEPTH = LcmaConfig().scout_depth  # how many notes each scout returns
 
 
 def ranking(app: LithosApp, query: str, depth: int, **args: Any) -> Scored:
@@ -40,12 +44,21 @@ GRID: list[tuple[float, float, float, float]] = list(
 def merge(
     text: Scored, semantic: Scored, floor: float, ceiling: float, saturation: float, w: float
 ) -> list[str]:
-    """retrieve's Phase A merge of the lexical and vector scouts alone."""
+    """retrieve's Phase A merge of the lexical and vector scouts alone (best chunk only)."""
+    share = LcmaConfig().adaptive_share
     score: dict[str, float] = {}
-    for doc, bm25 in text[:50]:
-        score[doc] = (1 - w) * calibrate_bm25(bm25, saturation)
-    for doc, cosine in semantic[:50]:
-        score[doc] = score.get(doc, 0.0) + w * calibrate_cosine(cosine, floor, ceiling)
+    text = text[:DEPTH]
+    semantic = [(doc, cosine) for doc, cosine in semantic[:DEPTH] if cosine > floor]
+    lexical = adaptive(
+        [s for _, s in text], [calibrate_bm25(s, saturation) for _, s in text], share
+    )
+    for (doc, _), value in zip(text, lexical, strict=True):
+        score[doc] = (1 - w) * value
+    vector = adaptive(
+        [c for _, c in semantic], [calibrate_cosine(c, floor, ceiling) for _, c in semantic], share
+    )
+    for (doc, _), value in zip(semantic, vector, strict=True):
+        score[doc] = score.get(doc, 0.0) + w * value
     return [d for d, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
@@ -69,17 +82,6 @@ def tune(
         rows.append(row)
     rows.sort(key=lambda r: -r["train"])
     return {"best_on_train": rows[0], "top": rows[:8]}
-
-
-def apply(app: LithosApp, calibration: Mapping[str, Any]) -> None:
-    """Run retrieve with ``calibration`` (a row of :func:`tune`) from now on."""
-    lcma = app.config.lcma
-    lcma.vector_floor = calibration["vector_floor"]
-    lcma.vector_ceiling = calibration["vector_ceiling"]
-    lcma.lexical_saturation = calibration["lexical_saturation"]
-    share = calibration["vector_share"]
-    lcma.scout_weights = {**lcma.scout_weights, "scout_vector": share, "scout_lexical": 1 - share}
-    app.retrieval = app.build_retrieval()
 
 
 def learning(

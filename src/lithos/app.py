@@ -337,6 +337,8 @@ class LithosApp:
                 misleading_weight=lcma.misleading_weight,
                 default_salience=lcma.salience_default,
                 misleading_limit=lcma.quarantine_after_misleading,
+                focus_seeds=lcma.focus_seeds,
+                focus_weight=lcma.focus_weight,
             ),
             mmr_lambda=lcma.mmr_lambda,
             mmr_similarity_floor=lcma.mmr_similarity_floor,
@@ -359,13 +361,18 @@ class LithosApp:
         phase_a: list[Scout] = [
             scouts.VectorScout(
                 self.vectors,
-                lcma.vector_floor,
-                lcma.vector_ceiling,
+                scouts.VectorCalibration(
+                    floor=lcma.vector_floor,
+                    ceiling=lcma.vector_ceiling,
+                    note_weight=lcma.vector_note_weight,
+                    share=lcma.adaptive_share,
+                ),
                 ready=partial(self.stores.require_all, ("catalog", "vectors")),
             ),
             scouts.LexicalScout(
                 self.fulltext,
                 lcma.lexical_saturation,
+                lcma.adaptive_share,
                 ready=partial(self.stores.require_all, ("catalog", "fulltext")),
             ),
             scouts.ExactAliasScout(self.graph),

@@ -267,12 +267,12 @@ class LcmaConfig(_Section):
     decay: DecayConfig = DecayConfig()
     concepts: ConceptsConfig = ConceptsConfig()
     # How many notes each Phase A scout returns before merging.
-    scout_depth: int = Field(default=50, ge=1, le=1000)
+    scout_depth: int = Field(default=100, ge=1, le=1000)
     # Phase B: how many notes each expansion scout adds per call.
     expansion_depth: int = Field(default=20, ge=0, le=1000)
     scout_weights: dict[str, float] = {
-        "scout_vector": 0.4,
-        "scout_lexical": 0.6,
+        "scout_vector": 0.5,
+        "scout_lexical": 0.5,
         "scout_exact_alias": 0.5,
         "scout_tags_recency": 0.1,
         "scout_freshness": 0.1,
@@ -291,6 +291,16 @@ class LcmaConfig(_Section):
     vector_floor: float = Field(default=0.1, ge=0.0, le=1.0)
     vector_ceiling: float = Field(default=0.7, ge=0.0, le=1.0)
     lexical_saturation: float = Field(default=20.0, gt=0.0)
+    # The vector and lexical scouts' score: adaptive_share * min-max over this query's
+    # candidates + (1 - adaptive_share) * the absolute calibration above.
+    adaptive_share: float = Field(default=0.5, ge=0.0, le=1.0)
+    # The vector scout adds this times the cosine of the whole note (mean chunk vector) to
+    # the cosine of its best chunk.
+    vector_note_weight: float = Field(default=0.5, ge=0.0, le=2.0)
+    # Focus (Terrace 1): each candidate gains focus_weight * min-max(cosine to the centroid
+    # of the focus_seeds best candidates by evidence); 0 turns it off.
+    focus_seeds: int = Field(default=2, ge=1, le=20)
+    focus_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     note_type_priors: dict[str, float] = {
         "summary": 0.03,
         "concept": 0.03,

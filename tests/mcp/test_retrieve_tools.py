@@ -41,12 +41,29 @@ async def test_results_carry_score_reasons_scouts_and_a_receipt(client: Client, 
     assert hit["path"] == "Exponential backoff.md" and hit["score"] > 0
     assert {"scout_lexical", "scout_vector"} <= set(hit["scouts"])
     assert any(r.startswith("lexical: matched 'backoff' in title") for r in hit["reasons"])
-    assert any(r.startswith("vector: close in meaning") for r in hit["reasons"])
+    vector = [r for r in hit["reasons"] if r.startswith("vector: close in meaning (cosine")]
+    assert vector and "whole note" in vector[0]
     assert hit["salience"] == 0.5 and hit["is_stale"] is False and hit["updated_at"]
     assert "backoff" in hit["snippet"]
     assert result["terrace_reached"] == 1 and result["receipt_id"].startswith("rcpt_")
     assert result["degraded"] is False and result["failed_scouts"] == []
     assert "conflicts" not in result
+
+
+async def test_focus_lifts_a_note_close_to_the_best_results(client: Client, app: LithosApp):
+    """Pseudo-relevance feedback: of two notes the query matches equally weakly, the one
+    whose meaning is close to the best results ranks higher, and its reasons say why."""
+    await write(client, "Pump sizing", "pump sizing for cold climates and heat load")
+    await write(client, "Pump sizing guide", "pump sizing in cold climates by heat load")
+    close = await write(client, "Winter", "sizing cold climates heat load")
+    far = await write(client, "Bread", "sizing sourdough loaves tin oven")
+    assert app.embedding.wait_idle(10)
+    results = by_id(await retrieve(client, "pump sizing", limit=10))
+    assert any(r.startswith("focus: close to the best results") for r in results[close]["reasons"])
+    assert not any(r.startswith("focus") for r in results[far]["reasons"])
+    # The same query evidence for both (one 'sizing' in the text), so focus decides.
+    assert results[close]["reasons"][:2] == results[far]["reasons"][:2]
+    assert results[close]["score"] > results[far]["score"]
 
 
 async def test_conflicts_appear_only_when_asked(client: Client):

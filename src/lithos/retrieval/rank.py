@@ -28,6 +28,8 @@ class RerankWeights:
     misleading_weight: float
     default_salience: float
     misleading_limit: int
+    focus_seeds: int = 2
+    focus_weight: float = 0.0
 
 
 def merge(pool: dict[str, Candidate], scout: str, hits: Sequence[ScoutHit]) -> None:
@@ -44,6 +46,47 @@ def evidence_score(candidate: Candidate, weights: Mapping[str, float]) -> float:
     return sum(weights.get(scout, 0.0) * value for scout, value in candidate.evidence.items())
 
 
+def focus(
+    pool: Mapping[str, Candidate],
+    vectors: Mapping[str, np.ndarray],
+    seeds: int,
+    weight: float,
+    duplicate: float,
+) -> None:
+    """Pseudo-relevance feedback in embedding space: add ``weight`` times how close each
+    candidate lies to the centroid of the ``seeds`` best candidates by evidence (min-max over
+    the pool, so the closest scores ``weight`` and the farthest 0) to its score. A candidate
+    whose cosine to a seed already taken is ``duplicate`` or more is not taken as a seed (two
+    copies of one note would pull the centroid onto themselves). Candidates without a vector
+    gain nothing. Scores must hold Terrace 0's evidence when called."""
+    if weight <= 0 or len(pool) < 2:
+        return
+    best: list[str] = []
+    for c in ranked(pool):
+        if len(best) == seeds:
+            break
+        v = vectors.get(c.note_id)
+        if v is not None and all(float(v @ vectors[b]) < duplicate for b in best):
+            best.append(c.note_id)
+    if not best:
+        return
+    centroid = np.mean([vectors[n] for n in best], axis=0)
+    norm = float(np.linalg.norm(centroid))
+    if norm == 0:
+        return
+    closeness = {n: float(v @ centroid) / norm for n, v in vectors.items() if n in pool}
+    if not closeness:
+        return
+    low, high = min(closeness.values()), max(closeness.values())
+    span = high - low
+    for note, value in closeness.items():
+        gain = weight * ((value - low) / span if span > 0 else 1.0)
+        c = pool[note]
+        c.score += gain
+        if gain >= weight / 2 and note not in best:
+            c.reasons.append(f"focus: close to the best results (cosine {value:.2f})")
+
+
 def ranked(pool: Mapping[str, Candidate]) -> list[Candidate]:
     return sorted(pool.values(), key=lambda c: (-c.score, c.note_id))
 
@@ -54,12 +97,20 @@ def rerank(
     note_types: Mapping[str, str],
     stats: Mapping[str, NodeStats],
     query_class: str,
+    vectors: Mapping[str, np.ndarray] | None = None,
+    duplicate: float = 1.0,
 ) -> list[Candidate]:
-    """Terrace 1: evidence plus note-type prior, salience, usage and the query class's
-    learned prior, minus ignored and misleading penalties; best first. Every adjustment
-    large enough to matter is added to the candidate's reasons."""
+    """Terrace 1: evidence, :func:`focus` (when ``vectors`` holds the pool's note vectors;
+    ``duplicate`` is the cosine at which two notes count as copies),
+    note-type prior, salience, usage and the query class's learned prior, minus ignored and
+    misleading penalties; best first. Every adjustment large enough to matter is added to
+    the candidate's reasons."""
     for c in pool.values():
-        score = evidence_score(c, weights.scout_weights)
+        c.score = evidence_score(c, weights.scout_weights)
+    if vectors is not None:
+        focus(pool, vectors, weights.focus_seeds, weights.focus_weight, duplicate)
+    for c in pool.values():
+        score = c.score
         note_type = note_types.get(c.note_id, "")
         type_prior = weights.note_type_weight * weights.note_type_priors.get(note_type, 0.0)
         if type_prior:

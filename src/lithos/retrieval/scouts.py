@@ -1,9 +1,13 @@
 """Phase A scouts: independent candidate generators that run concurrently.
 
 Each scout returns :class:`~lithos.domain.retrieval.ScoutHit` values whose score is already
-calibrated to [0, 1] on an absolute scale: a cosine of 0.3 or a BM25 of 4 is weak evidence
-whether it is the only hit or one of fifty. Min-max scaling per query would turn a lone weak
-hit into 1.0.
+calibrated to [0, 1]. The other scouts use an absolute scale. The two relevance scouts (vector
+and lexical) blend two views, see :func:`adaptive`: where the note stands among this query's
+candidates (min-max, which adapts to each query's spread of scores, as hybrid search does) and
+how strong its evidence is on an absolute scale (a cosine of 0.3 or a BM25 of 4 is weak whether
+it is the only hit or one of fifty). Min-max alone would turn a lone weak hit into 1.0; here
+min-max counts only over enough hits to have a spread, so a lone hit scores by its absolute
+evidence.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import itertools
 import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
@@ -50,6 +55,26 @@ def calibrate_bm25(score: float, saturation: float) -> float:
     return score / (score + saturation) if score > 0 else 0.0
 
 
+# Min-max needs a spread to measure: with fewer hits than this its share fades in proportion.
+MIN_MAX_HITS = 10
+
+
+def adaptive(raw: list[float], absolute: list[float], share: float) -> list[float]:
+    """``share * minmax(raw) + (1 - share) * absolute`` per hit; ``raw`` is one query's list
+    of raw scores (best first or not), ``absolute`` the same hits calibrated absolutely.
+    Below :data:`MIN_MAX_HITS` hits the min-max share shrinks in proportion, so a lone hit
+    scores by its absolute evidence alone (a lone weak hit stays weak)."""
+    if not raw:
+        return []
+    share *= min(1.0, len(raw) / MIN_MAX_HITS)
+    low, high = min(raw), max(raw)
+    span = high - low
+    return [
+        share * ((r - low) / span if span > 0 else 1.0) + (1 - share) * a
+        for r, a in zip(raw, absolute, strict=True)
+    ]
+
+
 def _quote(terms: list[str]) -> str:
     return ", ".join(f"'{t}'" for t in terms[:4])
 
@@ -71,34 +96,58 @@ def _describe_age(days: float) -> str:
     return f"{round(days)} days ago"
 
 
+@dataclass(frozen=True)
+class VectorCalibration:
+    """How the vector scout scores a note: its best chunk's cosine plus ``note_weight`` times
+    the cosine of the whole note (mean chunk vector); that sum, divided by ``1 + note_weight``,
+    is mapped linearly from [floor, ceiling] to [0, 1] for the absolute part of
+    :func:`adaptive` (``share`` is its min-max part)."""
+
+    floor: float
+    ceiling: float
+    note_weight: float
+    share: float
+
+
 class VectorScout:
     name = "scout_vector"
 
     def __init__(
         self,
         vectors: VectorStore,
-        floor: float,
-        ceiling: float,
+        calibration: VectorCalibration,
         ready: Callable[[], None] = lambda: None,
     ) -> None:
         """``ready`` raises while the vector store is being rebuilt (the scout then counts
         as failed and the retrieval as degraded, rather than answering from some notes)."""
-        self.vectors, self.floor, self.ceiling, self.ready = vectors, floor, ceiling, ready
+        self.vectors, self.cal, self.ready = vectors, calibration, ready
 
     def find(self, ctx: ScoutContext) -> list[ScoutHit]:
         self.ready()
         eligible = ctx.eligibility
         note_filter = None if eligible.unrestricted else eligible.allows
+        cal = self.cal
         # The best chunk of each of the closest notes; texts only for the few that can lead
         # the answer (the others' snippets come from the lexical scout or the note's lead).
-        ranked = self.vectors.rank_notes(ctx.query_vectors(), ctx.depth, note_filter, self.floor)
+        query = ctx.query_vectors()
+        ranked = [
+            h
+            for h in self.vectors.rank_notes(query, ctx.depth, note_filter, cal.floor)
+            if h.similarity > cal.floor
+        ]
         texts = {h.note_id: h.text for h in self.vectors.texts(ranked[: ctx.query.limit])}
+        # How close the whole note is (its mean chunk vector) adds to its best chunk.
+        whole = self.vectors.note_similarities(query, [h.note_id for h in ranked])
+        raw = [h.similarity + cal.note_weight * whole.get(h.note_id, h.similarity) for h in ranked]
+        absolute = [
+            calibrate_cosine(r / (1 + cal.note_weight), cal.floor, cal.ceiling) for r in raw
+        ]
         hits = []
-        for hit in ranked:
-            score = calibrate_cosine(hit.similarity, self.floor, self.ceiling)
-            if score > 0:
-                reason = f"vector: close in meaning (cosine {hit.similarity:.2f})"
-                hits.append(ScoutHit(hit.note_id, score, reason, texts.get(hit.note_id)))
+        for hit, note, score in zip(ranked, raw, adaptive(raw, absolute, cal.share), strict=True):
+            mean = (note - hit.similarity) / cal.note_weight if cal.note_weight else None
+            whole_note = f", whole note {mean:.2f}" if mean is not None else ""
+            reason = f"vector: close in meaning (cosine {hit.similarity:.2f}{whole_note})"
+            hits.append(ScoutHit(hit.note_id, score, reason, texts.get(hit.note_id)))
         return hits
 
 
@@ -109,10 +158,13 @@ class LexicalScout:
         self,
         fulltext: FullTextIndex,
         saturation: float,
+        share: float,
         ready: Callable[[], None] = lambda: None,
     ) -> None:
-        """``ready`` raises while the full-text index is being rebuilt (see VectorScout)."""
-        self.fulltext, self.saturation, self.ready = fulltext, saturation, ready
+        """``ready`` raises while the full-text index is being rebuilt (see VectorScout);
+        ``share`` is the min-max part of the score (:func:`adaptive`)."""
+        self.fulltext, self.saturation, self.share = fulltext, saturation, share
+        self.ready = ready
 
     def find(self, ctx: ScoutContext) -> list[ScoutHit]:
         if not ctx.terms:
@@ -129,8 +181,10 @@ class LexicalScout:
             only_ids=eligible.allowed,
             exclude_ids=eligible.hidden if eligible.allowed is None else (),
         )
+        raw = [hit.score for hit in found]
+        absolute = [calibrate_bm25(r, self.saturation) for r in raw]
         hits = []
-        for hit in found:
+        for hit, score in zip(found, adaptive(raw, absolute, self.share), strict=True):
             title_words = set(words(hit.title))
             in_title = [t for t in ctx.terms if t in title_words]
             in_text = [
@@ -145,7 +199,6 @@ class LexicalScout:
                 parts.append(f"matched {_quote(in_text)} in text")
             detail = "; ".join(parts) or "query words in text"
             reason = f"lexical: {detail} (BM25 {hit.score:.1f})"
-            score = calibrate_bm25(hit.score, self.saturation)
             hits.append(ScoutHit(hit.id, score, reason, hit.snippet))
         return hits
 

@@ -372,11 +372,24 @@ class RetrievalService:
         pool = {k: c for k, c in pool.items() if k in entries}  # deleted since a scout ran
         stats = self.stats.node_stats(list(pool))
         note_types = {k: entry.note_type for k, entry in entries.items()}
-        ordered = rank.rerank(pool, self._weights(ctx, heat), note_types, stats, ctx.query_class)
+        pool_vectors = self.vectors.note_vectors(pool) if cfg.weights.focus_weight else None
+        ordered = rank.rerank(
+            pool,
+            self._weights(ctx, heat),
+            note_types,
+            stats,
+            ctx.query_class,
+            pool_vectors,
+            cfg.mmr_similarity_floor,
+        )
         if self.concepts is not None:
             ordered = self.concepts.damp(ordered, note_types, stats, ctx.now)
         window = ordered[: cfg.mmr_window]
-        vectors = self.vectors.note_vectors(c.note_id for c in window)
+        vectors = (
+            {c.note_id: pool_vectors[c.note_id] for c in window if c.note_id in pool_vectors}
+            if pool_vectors is not None
+            else self.vectors.note_vectors(c.note_id for c in window)
+        )
         ordered = rank.diversify(
             ordered, vectors, cfg.mmr_lambda, cfg.mmr_similarity_floor, cfg.mmr_window
         )

@@ -475,6 +475,22 @@ class VectorStore:
                     best = present
         return best
 
+    def note_similarities(self, query: Query, note_ids: Iterable[str]) -> dict[str, float]:
+        """The cosine between ``query`` and each note's unit mean vector, in the active space
+        only (a note not embedded there yet is left out; during a space migration its best
+        chunk speaks for it)."""
+        vector = self._query_units(query).get(self.space.id)
+        if vector is None:
+            return {}
+        wanted = list(note_ids)
+        self.warm()
+        with self._lock:
+            if self._matrices is None:
+                return {}
+            matrix = self._matrices[self.space.id]
+            found = {note: matrix.note_vector(note) for note in wanted}
+        return {note: float(v @ vector) for note, v in found.items() if v is not None}
+
     def lead_texts(self, note_ids: Iterable[str]) -> dict[str, str]:
         """The first chunk's text of each given note the index holds."""
         wanted = list(dict.fromkeys(note_ids))
