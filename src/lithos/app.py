@@ -50,6 +50,7 @@ from lithos.retrieval.temperature import TemperatureSettings
 from lithos.retrieval.terrace import Interpreter, LlmSettings
 from lithos.runtime import release_free_memory
 from lithos.services.agents import AgentRegistry
+from lithos.services.committer import FullTextCommitter
 from lithos.services.concepts import ConceptService
 from lithos.services.conflicts import ConflictService
 from lithos.services.consolidation import ConsolidationService, ConsolidationWorker
@@ -183,6 +184,11 @@ class LithosApp:
             listeners=[self.graph, self.edge_projection, self.frames],
             lock=lock,
             adopt_files=cfg.storage.adopt_files,
+        )
+        self.committer = FullTextCommitter(
+            self.indexer,
+            interval=cfg.index.commit_interval_ms / 1000,
+            max_pending=cfg.index.commit_max_pending,
         )
         self.migrator = NoteMigrator(
             self.files, data / ".lithos" / "migrations", on_written=self.indexer.sync_paths
@@ -442,6 +448,7 @@ class LithosApp:
         self.edges.purge_removed(timedelta(days=self.config.lcma.edges.removed_grace_days))
         self.repair = RepairWorker(self.stores, self.indexer)
         self.repair.start()
+        self.committer.start()
         if embed:
             self.embedding.start()
         memory = self.config.lcma.consolidation
@@ -500,6 +507,7 @@ class LithosApp:
             self.consolidation_worker = None
         self.embedding.stop()
         self.search.close()
+        self.committer.stop()  # commits what writes staged, ending their marks
         try:
             self.indexer.forget_finished_marks()
         except LithosError as exc:  # a broken catalog: start-up re-checks every file anyway

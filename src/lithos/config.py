@@ -113,6 +113,10 @@ class CoordinationConfig(_Section):
 class IndexConfig(_Section):
     rebuild_on_start: bool = False
     watch_debounce_ms: int = Field(default=500, ge=0, le=60_000)
+    # Writes are searchable at once; the full-text index is committed (fsynced) in the
+    # background this long after the first uncommitted write, or at once when this many notes wait.
+    commit_interval_ms: int = Field(default=500, ge=0, le=60_000)
+    commit_max_pending: int = Field(default=256, ge=1, le=100_000)
 
 
 DEFAULT_HALF_LIFE_DAYS: dict[str, float] = {

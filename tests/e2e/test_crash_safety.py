@@ -91,6 +91,65 @@ def test_acknowledged_writes_survive_sigkill(data_dir: Path):
     app.close()
 
 
+UNCOMMITTED_WRITER = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from pathlib import Path
+    from lithos.services.knowledge import WriteRequest
+    from tests.support import make_app
+
+    # The committer waits a minute: every write below is acknowledged before its commit.
+    app = make_app(Path(sys.argv[1]), **{"index.commit_interval_ms": 60_000})
+    app.start(watch=False, embed=False)
+    notes = []
+    for i in range(6):
+        if i == 4:  # update the first note: its committed copy is older
+            request = WriteRequest(agent="w", id=notes[0], content=f"rewritten{i}")
+        else:
+            request = WriteRequest(agent="w", title=f"Fresh {i}", content=f"token{i} words")
+        result = asyncio.run(app.knowledge.write(request))
+        notes.append(result["id"])
+        if i == 0:
+            app.indexer.commit_staged()  # one committed note for the updates to replace
+        word = f"rewritten{i}" if i == 4 else f"token{i}"
+        found = [hit.id for hit in app.fulltext.search(word)]
+        print(json.dumps({"id": result["id"], "word": word, "found": found}), flush=True)
+    print(json.dumps({"uncommitted": app.fulltext.uncommitted()}), flush=True)
+    sys.stdin.read()  # wait to be killed
+    """
+)
+
+
+def test_writes_acknowledged_before_their_full_text_commit_survive_sigkill(data_dir: Path):
+    root = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "-c", UNCOMMITTED_WRITER, str(data_dir)]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stdin=subprocess.PIPE, cwd=root, text=True
+    )
+    assert process.stdout is not None
+    records = [json.loads(process.stdout.readline()) for _ in range(7)]
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=10)
+    writes, tail = records[:6], records[6]
+    assert tail["uncommitted"] == 5  # all but the first write were never committed
+    for record in writes:  # searchable the moment each write returned
+        assert record["found"] == [record["id"]]
+
+    app = make_app(data_dir)
+    try:
+        app.start(watch=False, embed=False)
+        for record in writes:
+            if record["word"] == "token0":  # rewritten since
+                assert app.fulltext.search("token0") == []
+            else:
+                assert [hit.id for hit in app.fulltext.search(record["word"])] == [record["id"]]
+        catalog = {e.id: e.content_hash for e in app.catalog.entries()}
+        assert app.fulltext.hashes() == catalog and len(catalog) == 5
+        assert app.catalog.deferred() == {}  # every mark re-indexed and cleared
+    finally:
+        app.close()
+
+
 # -- kill -9 of `lithos serve` during concurrent writes over HTTP ------------------------------
 
 ENV = {**os.environ, "FASTMCP_CHECK_FOR_UPDATES": "off", "RUST_BACKTRACE": "0"}

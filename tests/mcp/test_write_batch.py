@@ -38,6 +38,8 @@ async def test_a_batch_creates_every_note_searchable_when_it_returns(
 async def test_a_batch_takes_one_fulltext_commit(client: Client, app: LithosApp):
     commits = app.fulltext.commits
     await batch(client, [{"title": f"Okapi {i}", "content": "okapi"} for i in range(10)])
+    assert len(app.fulltext.search("okapi")) == 10  # searchable before the commit
+    app.indexer.commit_staged()  # what the committer does within commit_interval_ms
     assert app.fulltext.commits == commits + 1
 
 

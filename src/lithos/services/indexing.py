@@ -152,6 +152,11 @@ class Indexer:
         # whose writes all finished, whose marks the next begin_write forgets.
         self._writing: Counter[str] = Counter()
         self._finished: set[str] = set()
+        # Writes searchable through the full-text overlay whose Tantivy commit is still to
+        # come (ticket, paths): their marks stay until it is. Set by commit_in_background.
+        self._awaiting: list[tuple[int, tuple[str, ...]]] = []
+        self._committer: Callable[[], None] | None = None
+        fulltext.on_commit = self._settle_commits
 
     # -- single notes -------------------------------------------------------------------
 
@@ -241,10 +246,59 @@ class Indexer:
             self.defer([path], exc)
             return None
 
+    def commit_in_background(self, notify: Callable[[], None] | None) -> None:
+        """Leave the full-text commits of writes to a committer woken by ``notify`` (None:
+        each write commits before it returns, as without a running server)."""
+        self._committer = notify
+
+    def uncommitted(self) -> int:
+        """How many staged full-text changes wait for a commit."""
+        return self.fulltext.uncommitted()
+
+    def awaiting_commit(self) -> int:
+        """How many acknowledged writes still wait for the commit that ends their marks."""
+        with self._deferred_lock:
+            return len(self._awaiting)
+
+    def commit_staged(self) -> None:
+        """Commit every staged full-text change; a failure defers the notes it held (their
+        marks stay, the repair worker re-indexes them) and is never raised."""
+        try:
+            self.fulltext.commit_pending()
+        except Exception as exc:
+            log.warning("full-text commit failed: %s", getattr(exc, "message", exc))
+        self._settle_commits()
+
+    def _settle_commits(self) -> None:
+        """End the marks of awaiting writes a commit has covered; defer those it dropped."""
+        with self._deferred_lock:
+            awaiting = list(self._awaiting)
+        states = [(item, self.fulltext.ticket_state(item[0])) for item in awaiting]
+        settled = [(item, state) for item, state in states if state != "pending"]
+        if not settled:
+            return
+        with self._deferred_lock:
+            for item, _ in settled:
+                self._awaiting.remove(item)
+        for (_, paths), state in settled:
+            if state == "discarded":
+                self.defer(paths, RuntimeError("the full-text commit holding it failed"))
+            self.end_write(paths, indexed=state == "committed")
+
     def commit_written(self, ticket: int | None, paths: Sequence[str]) -> bool:
         """:meth:`commit` for files already written (after :meth:`begin_write`); True once
         searchable, False when the update is deferred (a failure is recorded and retried,
-        never raised)."""
+        never raised). With a committer running (:meth:`commit_in_background`) a staged
+        change is searchable at once, and the write's mark ends when the committer commits."""
+        notify = self._committer
+        if ticket is not None and notify is not None:
+            with self._deferred_lock:
+                self._awaiting.append((ticket, tuple(paths)))
+            notify()
+            if self._committer is None:  # stopped meanwhile: nobody else will commit it
+                self.commit_staged()
+            self._settle_commits()
+            return True
         indexed = False
         try:
             if ticket is not None:

@@ -11,8 +11,12 @@ A :class:`FullTextIndex` takes that writer when it is constructed and keeps it u
 :meth:`~FullTextIndex.close`, so writes are fast and a second process (``lithos reindex`` while
 the server runs) fails at once with :class:`~lithos.errors.IndexLocked` instead of half-way
 through. Writes from several threads are serialised by a lock; searches take no lock and run
-concurrently with writes. Every write commits and reloads before it returns, so a note is
-searchable the moment its write returns.
+concurrently with writes.
+
+A change is searchable the moment it is staged (``stage_upsert``/``stage_delete``), before any
+commit: staged changes wait in an :class:`~lithos.store.fulltext_overlay.Overlay` that every
+search consults beside the on-disk index, newer copy winning by id, until a commit covers them
+(``commit_through``: one Tantivy commit for every change staged so far).
 """
 
 from __future__ import annotations
@@ -27,12 +31,26 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
 import tantivy
 from tantivy import IndexWriter, Occur, Query
 
 from lithos.domain.tags import tag_key
 from lithos.errors import IndexCorrupt, IndexLocked, InvalidInput
+from lithos.store.fulltext_overlay import (
+    TEXT_FIELDS,
+    Clause,
+    Node,
+    Overlay,
+    OverlayDoc,
+    OverlayView,
+    compile_query,
+    disk_totals,
+    overlay_statistics,
+    passes,
+    score,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +66,8 @@ WRITER_HEAP_BYTES = 50_000_000
 WRITER_THREADS = 1
 SNIPPET_MAX_CHARS = 200
 
-SEARCH_FIELDS = ["title", "content"]
+SEARCH_FIELDS = list(TEXT_FIELDS)
+FIELD_BOOSTS = {"title": TITLE_BOOST}
 _WORD = re.compile(r"\w+")
 # The characters Rust's regex syntax treats as meta (regex_syntax::is_meta_character).
 _REGEX_META = frozenset("\\.+*?()|[]{}^$#&-~")
@@ -126,9 +145,18 @@ class FullTextIndex:
         self._pending_lock = threading.Lock()
         self._pending: list[Callable[[IndexWriter], object]] = []
         self._staged = 0  # tickets handed out by _stage
+        self._waiting = 0  # documents (or ids) in the changes no commit has taken yet
+        self._committing = 0  # ... and in those the commit under way took
         self._committed = 0  # every ticket up to this one is committed
         self._discarded: list[tuple[int, int]] = []  # (low, high]: tickets a rollback dropped
         self._on_corrupt: Callable[[IndexCorrupt], None] | None = None
+        self._overlay = Overlay()
+        # The on-disk index's BM25 totals (documents, mean field lengths) for scoring overlay
+        # documents, read once per reload: (generation, documents, means).
+        self._generation = 0
+        self._disk_totals: tuple[int, int, dict[str, float]] | None = None
+        # Told after every commit, successful or not (outside the commit lock).
+        self.on_commit: Callable[[], None] | None = None
         self._index, self._writer = self._open()
         self._on_corrupt = on_corrupt
 
@@ -144,11 +172,14 @@ class FullTextIndex:
         staged and not yet committed are discarded: their ``commit_through`` raises."""
         with self._commit_lock:
             with self._pending_lock:
-                self._pending = []
+                self._pending, self._waiting = [], 0
                 if self._staged > self._committed:
                     self._discarded.append((self._committed, self._staged))
                 self._committed = self._staged
+                self._overlay.drop_through(self._staged)
             self._index, self._writer = self._open()
+            self._generation += 1
+        self._told_committed()
 
     def held_elsewhere(self) -> bool:
         """Whether another process (or object) holds this index's writer."""
@@ -181,10 +212,14 @@ class FullTextIndex:
 
     def clear(self) -> None:
         """Remove every document."""
+        # Tantivy drops every committed segment, not documents added since: commit those first.
+        self.commit_pending()
         self.commit_through(self._stage(lambda writer: writer.delete_all_documents()))
 
     def stage_upsert(self, docs: Iterable[FullTextDoc]) -> int:
-        """Queue adds/replacements without committing; returns a ticket for commit_through."""
+        """Queue adds/replacements, searchable at once, without committing; returns a ticket
+        for commit_through."""
+        docs = list(docs)
         batch = [(doc.id, _to_document(doc)) for doc in docs]
 
         def apply(writer: IndexWriter) -> None:
@@ -192,17 +227,42 @@ class FullTextIndex:
                 writer.delete_documents_by_term("id", doc_id)
                 writer.add_document(document)
 
-        return self._stage(apply)
+        staged = [_overlay_doc(doc) for doc in docs]
+        return self._stage(apply, lambda ticket: self._overlay.put(ticket, staged), len(docs))
 
     def stage_delete(self, ids: Iterable[str]) -> int:
-        """Queue deletions without committing; returns a ticket for commit_through."""
+        """Queue deletions, searchable at once, without committing; returns a ticket for
+        commit_through."""
         batch = list(ids)
 
         def apply(writer: IndexWriter) -> None:
             for doc_id in batch:
                 writer.delete_documents_by_term("id", doc_id)
 
-        return self._stage(apply)
+        return self._stage(apply, lambda ticket: self._overlay.remove(ticket, batch), len(batch))
+
+    @property
+    def staged(self) -> int:
+        """The ticket of the latest staged change."""
+        return self._staged
+
+    def uncommitted(self) -> int:
+        """How many documents the staged changes no commit has taken yet hold (a change of
+        none counts one): what the overlay must search."""
+        with self._pending_lock:
+            return self._waiting + self._committing
+
+    def ticket_state(self, ticket: int) -> Literal["pending", "committed", "discarded"]:
+        """Whether the change of ``ticket`` is on disk, waits for a commit, or was dropped by
+        a failed commit (or a reopen)."""
+        with self._pending_lock:
+            if any(low < ticket <= high for low, high in self._discarded):
+                return "discarded"
+            return "committed" if ticket <= self._committed else "pending"
+
+    def commit_pending(self) -> None:
+        """Commit every change staged so far (nothing to do when none is)."""
+        self.commit_through(self._staged)
 
     def commit_through(self, ticket: int) -> None:
         """Return once everything staged up to ``ticket`` is committed and searchable.
@@ -211,14 +271,20 @@ class FullTextIndex:
         staged before it, so concurrent writers share commits instead of queueing for one each.
         Raises if the commit that should have held ``ticket`` failed (nothing of it applied).
         """
+        try:
+            self._commit_through(ticket)
+        finally:
+            self._told_committed()
+
+    def _commit_through(self, ticket: int) -> None:
         with self._commit_lock:
-            if any(low < ticket <= high for low, high in self._discarded):
+            if self.ticket_state(ticket) == "discarded":
                 raise RuntimeError("a failed full-text commit discarded this change; retry it")
             if ticket <= self._committed:
                 return
             with self._pending_lock:
                 batch, self._pending = self._pending, []
-                target = self._staged
+                target, self._committing, self._waiting = self._staged, self._waiting, 0
             writer = self._require_writer()
             try:
                 with self._tantivy("commit"):
@@ -227,18 +293,38 @@ class FullTextIndex:
                     writer.commit()
                     self._index.reload()
             except BaseException:
-                self._discarded.append((self._committed, target))
-                self._committed = target
+                with self._pending_lock:
+                    self._discarded.append((self._committed, target))
+                    self._committed, self._committing = target, 0
+                # The overlay shows what is on disk again; the writer's caller defers the
+                # notes, and their repair stages them anew.
+                self._overlay.drop_through(target)
                 with _suppressed(), self._tantivy("roll back"):
                     writer.rollback()
                 raise
-            self._committed = target
+            self._generation += 1
+            # Only now: a search that took the overlay before this finds the documents there,
+            # one that takes it after finds them in the reloaded searcher.
+            self._overlay.drop_through(target)
             self.commits += 1
+            with self._pending_lock:
+                self._committed, self._committing = target, 0
+
+    def _told_committed(self) -> None:
+        if self.on_commit is not None:
+            self.on_commit()
 
     def count(self) -> int:
-        """The number of documents held."""
+        """The number of documents held, staged changes included."""
+        view = self._overlay.view()
         with self._tantivy("read"):
-            return int(self._searcher().num_docs)
+            searcher = self._searcher()
+            total = int(searcher.num_docs)
+            if not view.entries:
+                return total
+            ids = Query.term_set_query(self._schema, "id", list(view.entries))
+            replaced = searcher.search(ids, limit=len(view.entries), count=False).hits
+            return total - len(replaced) + len(view.docs)
 
     def hashes(self) -> dict[str, str]:
         """``{id: content_hash}`` for every document held, to check the index against the files."""
@@ -247,18 +333,24 @@ class FullTextIndex:
     def fingerprints(self) -> dict[str, tuple[str, str]]:
         """``{id: (content_hash, path)}`` for every document held: a document is current only
         when both match its file (a note renamed or moved keeps its hash, not its path)."""
+        view = self._overlay.view()
+        result: dict[str, tuple[str, str]] = {}
         with self._tantivy("read"):
             searcher = self._searcher()
             total = searcher.num_docs
-            if total == 0:
-                return {}
-            hits = searcher.search(Query.all_query(), limit=total, count=False).hits
-            result: dict[str, tuple[str, str]] = {}
+            hits = (
+                searcher.search(Query.all_query(), limit=total, count=False).hits if total else []
+            )
             for _, address in hits:
                 doc = searcher.doc(address)
                 held = (str(doc.get_first("content_hash")), str(doc.get_first("path")))
                 result[str(doc.get_first("id"))] = held
-            return result
+        for note_id, staged in view.entries.items():
+            if staged is None:
+                result.pop(note_id, None)
+            else:
+                result[note_id] = (staged.content_hash, staged.path)
+        return result
 
     def search(
         self,
@@ -290,37 +382,96 @@ class FullTextIndex:
             raise InvalidInput("The search query is empty.")
         if limit < 1:
             raise InvalidInput(f"limit must be at least 1, got {limit}.")
-        text_query = self._parse(query) if syntax else self._words(query)
+        text_query, parsed = self._parse(query) if syntax else self._words(query)
+        view, node = self._overlay_for(parsed)
         filtered = self._with_filters(text_query, tags, author, path_prefix, only_ids)
-        if exclude_ids:
-            excluded = Query.term_set_query(self._schema, "id", list(exclude_ids))
+        masked = {*exclude_ids, *view.entries}
+        if masked:
+            excluded = Query.term_set_query(self._schema, "id", list(masked))
             filtered = Query.boolean_query([(Occur.Must, filtered), (Occur.MustNot, excluded)])
         with self._tantivy("read"):
-            return self._ranked(text_query, filtered, limit, highlight)
+            searcher = self._searcher()
+            found: list[tuple[float, tantivy.DocAddress | OverlayDoc]] = list(
+                searcher.search(filtered, limit=limit, count=False).hits
+            )
+            if node is not None:
+                fresh = [
+                    doc
+                    for doc in view.docs
+                    if passes(doc, tags, author, path_prefix, only_ids, exclude_ids)
+                ]
+                found += self._overlay_hits(searcher, node, fresh, view)
+            found.sort(key=lambda hit: -hit[0])
+            return self._rendered(searcher, text_query, found[:limit], highlight)
 
-    def _ranked(
-        self, text_query: Query, filtered: Query, limit: int, highlight: int | None
+    def _overlay_for(self, parsed: str) -> tuple[OverlayView, Node | None]:
+        """The staged changes a search must merge, and the query compiled for them. A query
+        the overlay cannot evaluate commits the staged changes first and searches the disk."""
+        view = self._overlay.view()
+        if not view.entries:
+            return view, None
+        node = compile_query(parsed, FIELD_BOOSTS) if parsed.strip() else Clause()
+        if node is None:
+            self.commit_pending()
+            return OverlayView({}), None
+        return view, node
+
+    def _overlay_hits(
+        self,
+        searcher: tantivy.Searcher,
+        node: Node,
+        docs: Sequence[OverlayDoc],
+        view: OverlayView,
+    ) -> list[tuple[float, tantivy.DocAddress | OverlayDoc]]:
+        """Staged documents matching ``node``, scored with the statistics the disk index will
+        have once they are committed."""
+        if not docs:
+            return []
+        cached = self._disk_totals
+        if cached is None or cached[0] != self._generation:
+            cached = (self._generation, *disk_totals(searcher, self._schema))
+            self._disk_totals = cached
+        stats = overlay_statistics(searcher, node, cached[1], cached[2], view.docs)
+        hits: list[tuple[float, tantivy.DocAddress | OverlayDoc]] = []
+        for doc in docs:
+            value = score(node, doc, stats)
+            if value is not None:
+                hits.append((value, doc))
+        return hits
+
+    def _rendered(
+        self,
+        searcher: tantivy.Searcher,
+        text_query: Query,
+        hits: Sequence[tuple[float, tantivy.DocAddress | OverlayDoc]],
+        highlight: int | None,
     ) -> list[FullTextHit]:
-        searcher = self._searcher()
-        hits = searcher.search(filtered, limit=limit, count=False).hits
         if not hits:
             return []
         snippets = tantivy.SnippetGenerator.create(searcher, text_query, self._schema, "content")
         snippets.set_max_num_chars(SNIPPET_MAX_CHARS)
         results = []
-        for rank, (score, address) in enumerate(hits):
-            doc = searcher.doc(address)
+        for rank, (score_, source) in enumerate(hits):
+            if isinstance(source, OverlayDoc):
+                doc = tantivy.Document()
+                doc.add_text("content", source.content)
+                note_id, title, path = source.id, source.title, source.path
+            else:
+                doc = searcher.doc(source)
+                note_id = str(doc.get_first("id"))
+                title = str(doc.get_first("title") or "")
+                path = str(doc.get_first("path") or "")
             content = str(doc.get_first("content") or "")
             highlighted = highlight is None or rank < highlight
             results.append(
                 FullTextHit(
-                    id=str(doc.get_first("id")),
-                    title=str(doc.get_first("title") or ""),
-                    path=str(doc.get_first("path") or ""),
+                    id=note_id,
+                    title=title,
+                    path=path,
                     snippet=_render_snippet(snippets.snippet_from_doc(doc), content)
                     if highlighted
                     else _lead(content),
-                    score=float(score),
+                    score=float(score_),
                 )
             )
         return results
@@ -378,13 +529,22 @@ class FullTextIndex:
             self._index.reload()
         return self._index.searcher()
 
-    def _stage(self, apply: Callable[[IndexWriter], object]) -> int:
+    def _stage(
+        self,
+        apply: Callable[[IndexWriter], object],
+        show: Callable[[int], None] = lambda ticket: None,
+        size: int = 1,
+    ) -> int:
         # Only queued here: the writer cannot be touched while another thread commits
         # ("Already borrowed"), and queueing lets the next commit take every waiting change.
+        # ``show`` puts the change in the overlay under the same lock, so tickets and the
+        # overlay agree on which change of a note is the newest.
         self._require_writer()
         with self._pending_lock:
             self._pending.append(apply)
             self._staged += 1
+            self._waiting += max(size, 1)
+            show(self._staged)
             return self._staged
 
     def _require_writer(self) -> IndexWriter:
@@ -393,21 +553,22 @@ class FullTextIndex:
             raise RuntimeError(f"The full-text index in {self.directory} is {state}.")
         return self._writer
 
-    def _parse(self, query: str) -> Query:
-        boosts = {"title": TITLE_BOOST}
+    def _parse(self, query: str) -> tuple[Query, str]:
+        """The query, and the text it was parsed from (the words alone if it did not parse)."""
         try:
-            return self._index.parse_query(query, SEARCH_FIELDS, field_boosts=boosts)
+            parsed = self._index.parse_query(query, SEARCH_FIELDS, field_boosts=FIELD_BOOSTS)
+            return parsed, query
         except ValueError as error:
             # Agents write free text with colons, brackets and stray quotes; search its words.
             logger.debug("Query %r searched as plain words: %s", query, error)
             return self._words(query)
 
-    def _words(self, query: str) -> Query:
-        words = [word.lower() for word in _WORD.findall(query)]
+    def _words(self, query: str) -> tuple[Query, str]:
+        words = " ".join(word.lower() for word in _WORD.findall(query))
         if not words:
-            return Query.empty_query()
-        boosts = {"title": TITLE_BOOST}
-        return self._index.parse_query(" ".join(words), SEARCH_FIELDS, field_boosts=boosts)
+            return Query.empty_query(), ""
+        parsed = self._index.parse_query(words, SEARCH_FIELDS, field_boosts=FIELD_BOOSTS)
+        return parsed, words
 
     def _with_filters(
         self,
@@ -477,6 +638,19 @@ def _suppressed() -> Iterator[None]:
         yield
     except Exception as exc:
         logger.debug("ignored while handling a full-text failure: %s", exc)
+
+
+def _overlay_doc(doc: FullTextDoc) -> OverlayDoc:
+    return OverlayDoc(
+        id=doc.id,
+        title=doc.title,
+        content=doc.content,
+        path=doc.path,
+        author=doc.author,
+        tag_keys=frozenset(tag_key(tag) for tag in doc.tags),
+        content_hash=doc.content_hash,
+        updated_at=doc.updated_at,
+    )
 
 
 def _to_document(doc: FullTextDoc) -> tantivy.Document:
