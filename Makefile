@@ -32,6 +32,7 @@ bench: install
 	FASTMCP_CHECK_FOR_UPDATES=off $(PY) bench/load.py $(LOAD_ARGS)
 	$(PY) bench/vector_compact.py $(VECTOR_ARGS)
 	FASTMCP_CHECK_FOR_UPDATES=off $(PY) bench/ingest.py $(INGEST_ARGS)
+	FASTMCP_CHECK_FOR_UPDATES=off $(PY) bench/write_latency.py $(WRITE_ARGS)
 	$(PY) bench/report.py
 
 eval: install

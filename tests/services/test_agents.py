@@ -108,3 +108,15 @@ async def test_count_counts_every_known_agent(agents: AgentRegistry) -> None:
     await agents.touch("b")
     await agents.touch("a")
     assert await agents.count() == 2
+
+
+async def test_touches_within_a_second_record_once_and_later_ones_again(
+    agents: AgentRegistry, clock: Clock
+) -> None:
+    await agents.touch("agent-zero")
+    clock.advance(seconds=0.5)
+    await agents.touch("agent-zero")  # known and recorded half a second ago: not written
+    assert (await agents.info("agent-zero"))["last_seen_at"] == START_STAMP
+    clock.advance(seconds=0.5)
+    await agents.touch("agent-zero")
+    assert (await agents.info("agent-zero"))["last_seen_at"] == "2026-01-05T09:00:01.000000Z"
