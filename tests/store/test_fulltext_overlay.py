@@ -153,3 +153,17 @@ def test_an_empty_overlay_costs_no_commit_and_changes_nothing(corpus: FullTextIn
     commits = corpus.commits
     assert len(corpus.search('"cedar falcon"~1')) > 0
     assert corpus.commits == commits
+
+
+def test_a_staged_note_gets_a_highlighted_snippet_even_for_words_new_to_the_index(
+    index: FullTextIndex,
+) -> None:
+    index.upsert([note("old", "Old", "nothing relevant here")])
+    index.stage_upsert([note("new", "New", "Some words before. The pangolin is scaly. After.")])
+    [hit] = index.search("pangolin")
+    assert hit.snippet == "…**pangolin** is scaly. After."
+    long = "start " + "filler " * 60 + "pangolin pangolins " + "tail " * 60
+    index.stage_upsert([note("long", "Long", long)])
+    snippet = next(h.snippet for h in index.search("pangolin") if h.id == "long")
+    assert snippet.startswith("…**pangolin** **pangolins** tail") and snippet.endswith("…")
+    assert len(snippet) <= 200 + 10

@@ -47,6 +47,8 @@ from lithos.store.fulltext_overlay import (
     OverlayView,
     compile_query,
     disk_totals,
+    highlights,
+    leaves,
     overlay_statistics,
     passes,
     score,
@@ -402,7 +404,7 @@ class FullTextIndex:
                 ]
                 found += self._overlay_hits(searcher, node, fresh, view)
             found.sort(key=lambda hit: -hit[0])
-            return self._rendered(searcher, text_query, found[:limit], highlight)
+            return self._rendered(searcher, text_query, found[:limit], highlight, node)
 
     def _overlay_for(self, parsed: str) -> tuple[OverlayView, Node | None]:
         """The staged changes a search must merge, and the query compiled for them. A query
@@ -445,35 +447,33 @@ class FullTextIndex:
         text_query: Query,
         hits: Sequence[tuple[float, tantivy.DocAddress | OverlayDoc]],
         highlight: int | None,
+        node: Node | None,
     ) -> list[FullTextHit]:
         if not hits:
             return []
+        content_leaves = [leaf for leaf in leaves(node) if leaf.field == "content"] if node else []
+        terms = {term for leaf in content_leaves for term in leaf.terms}
         snippets = tantivy.SnippetGenerator.create(searcher, text_query, self._schema, "content")
         snippets.set_max_num_chars(SNIPPET_MAX_CHARS)
         results = []
         for rank, (score_, source) in enumerate(hits):
+            highlighted = highlight is None or rank < highlight
             if isinstance(source, OverlayDoc):
-                doc = tantivy.Document()
-                doc.add_text("content", source.content)
                 note_id, title, path = source.id, source.title, source.path
+                content = source.content
+                snippet = _overlay_snippet(content, terms) if highlighted else _lead(content)
             else:
                 doc = searcher.doc(source)
                 note_id = str(doc.get_first("id"))
                 title = str(doc.get_first("title") or "")
                 path = str(doc.get_first("path") or "")
-            content = str(doc.get_first("content") or "")
-            highlighted = highlight is None or rank < highlight
-            results.append(
-                FullTextHit(
-                    id=note_id,
-                    title=title,
-                    path=path,
-                    snippet=_render_snippet(snippets.snippet_from_doc(doc), content)
+                content = str(doc.get_first("content") or "")
+                snippet = (
+                    _render_snippet(snippets.snippet_from_doc(doc), content)
                     if highlighted
-                    else _lead(content),
-                    score=float(score_),
+                    else _lead(content)
                 )
-            )
+            results.append(FullTextHit(note_id, title, path, snippet, float(score_)))
         return results
 
     def close(self) -> None:
@@ -691,6 +691,24 @@ def _render_snippet(snippet: tantivy.Snippet, content: str) -> str:
     prefix = "…" if _WORD.search(source[: where.start].decode(errors="ignore")) else ""
     suffix = "…" if _WORD.search(source[where.end :].decode(errors="ignore")) else ""
     return prefix + " ".join(text.split()) + suffix
+
+
+def _overlay_snippet(content: str, terms: Collection[str]) -> str:
+    """A staged document's snippet, cut and marked as :func:`_render_snippet` does."""
+    found = highlights(content, terms, SNIPPET_MAX_CHARS)
+    if found is None:
+        return _lead(content)
+    start, end, spans = found
+    parts, cursor = [], start
+    for low, high in spans:
+        if low < cursor:
+            continue
+        parts += [content[cursor:low], "**", content[low:high], "**"]
+        cursor = high
+    parts.append(content[cursor:end])
+    prefix = "…" if _WORD.search(content[:start]) else ""
+    suffix = "…" if _WORD.search(content[end:]) else ""
+    return prefix + " ".join("".join(parts).split()) + suffix
 
 
 def _lead(content: str) -> str:

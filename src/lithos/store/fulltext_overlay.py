@@ -371,6 +371,32 @@ def _phrase_count(leaf: Leaf, positions: Mapping[str, list[int]]) -> int:
     )
 
 
+def highlights(
+    content: str, terms: Collection[str], max_chars: int
+) -> tuple[int, int, list[tuple[int, int]]] | None:
+    """The stretch of ``content`` of at most ``max_chars`` characters holding the most tokens
+    of ``terms`` (starting at the first of them), and the character spans of those tokens;
+    None when no token of ``content`` is among ``terms``. The on-disk index's snippet
+    generator cannot do this for a staged document: it skips terms the disk does not hold."""
+    spans = [
+        (token.char_offset_from, token.char_offset_to)
+        for token in _analyzer().pre_tokenize(content).tokens
+        if token.text in terms
+    ]
+    if not spans:
+        return None
+    best, best_count, last = 0, 0, 0
+    for first, (start, _) in enumerate(spans):
+        last = max(last, first)
+        while last + 1 < len(spans) and spans[last + 1][1] - start <= max_chars:
+            last += 1
+        if last - first + 1 > best_count:
+            best, best_count = first, last - first + 1
+    start = spans[best][0]
+    end = min(len(content), start + max_chars)
+    return start, end, [span for span in spans[best : best + best_count] if span[1] <= end]
+
+
 def passes(
     doc: OverlayDoc,
     tags: Collection[str],
