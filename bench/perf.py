@@ -29,6 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import numpy as np
 from fastmcp import Client
 
 from bench import cache, corpus, machine, workload
@@ -39,16 +40,25 @@ from lithos.config import load_config
 from lithos.domain.retrieval import RetrievalQuery
 from lithos.services.search import Mode
 
+# Random vectors for --synthetic-vectors live apart from the real embedding cache.
+SYNTHETIC = cache.DEFAULT.with_name("synthetic-vectors.db")
+
 
 def prepare_vectors(
-    pages: list[corpus.Page], scratch: Path, timeout: float, calls: int
+    pages: list[corpus.Page], scratch: Path, timeout: float, calls: int, synthetic: bool = False
 ) -> dict[str, Any]:
     """Index ``pages`` in-process from files alone (timed: files + full-text ingest), then embed
     every chunk into the cache (2 threads) on this scratch copy, so the measured data directory
-    still starts without indexes. Returns both rates and in-process search latencies."""
+    still starts without indexes. Returns both rates and in-process search latencies.
+
+    With ``synthetic``, chunks get deterministic random unit vectors instead (kept in their
+    own cache file, never in the real one): latency depends on the number and dimension of
+    vectors, not on what they mean, and embedding 10,000 notes takes over half an hour here.
+    The result says so; search quality from such vectors means nothing."""
     data_dir = scratch / "prep"
     corpus.copy_into(pages, data_dir / "knowledge")
-    seeded = cache.seed(data_dir)
+    store = SYNTHETIC if synthetic else cache.DEFAULT
+    seeded = cache.seed(data_dir, store)
     overrides = {"search.embedding_threads": 2, "search.embedding_batch_size": 32}
     app = LithosApp(load_config(data_dir=data_dir, overrides=overrides)).open()
     try:
@@ -57,30 +67,48 @@ def prepare_vectors(
         reconcile = time.perf_counter() - started
         pending = app.vectors.counts().pending_chunks
         started = time.perf_counter()
+        if synthetic:
+            fill_synthetic(app)
         app.embedding.start()
         deadline = started + timeout
         while not app.embedding.wait_idle(60) and time.perf_counter() < deadline:
             counts = app.vectors.counts()
             log(f"embedding {counts.embedded_chunks}/{counts.chunks} chunks")
-            cache.save(data_dir)
+            cache.save(data_dir, store)
         seconds = time.perf_counter() - started
         left = app.vectors.counts().pending_chunks
         searches = in_process_searches(app, calls)
     finally:
         app.close()
-    cache.save(data_dir)
+    cache.save(data_dir, store)
     shutil.rmtree(data_dir)
     done = pending - left
     return {
+        "synthetic_vectors": synthetic,
         "reconcile_no_indexes_s": round(reconcile, 2),
         "files_fulltext_notes_per_s": round(len(pages) / reconcile, 1),
         "cached_vectors_before": seeded,
         "chunks_embedded": done,
         "seconds": round(seconds, 1),
-        "chunks_per_s": round(done / seconds, 1) if done >= 100 and seconds > 0 else None,
+        "chunks_per_s": (
+            round(done / seconds, 1) if done >= 100 and seconds > 0 and not synthetic else None
+        ),
         "chunks_left_unembedded": left,
         "search_in_process_ms": searches,
     }
+
+
+def fill_synthetic(app: LithosApp, batch: int = 2048) -> None:
+    """Give every pending chunk a random unit vector seeded by its hash (the same chunk text
+    always gets the same vector)."""
+    dimension = app.vectors.dimension
+    while chunks := app.vectors.pending(batch, migrate=False):
+        items = []
+        for chunk_hash, _ in chunks:
+            rng = np.random.default_rng(int(chunk_hash[:16], 16))
+            vector = rng.standard_normal(dimension).astype(np.float32)
+            items.append((chunk_hash, vector / np.linalg.norm(vector)))
+        app.vectors.store_embeddings(items)
 
 
 def in_process_searches(app: LithosApp, calls: int) -> dict[str, dict[str, float]]:
@@ -186,11 +214,13 @@ def measure_size(pages: list[corpus.Page], root: Path, args: argparse.Namespace)
         "measured": {k: machine.describe()[k] for k in ("date", "commit")},
     }
     log(f"size {size}: embedding into the vector cache")
-    result["embedding"] = prepare_vectors(pages, root, args.embed_timeout, args.calls)
+    result["embedding"] = prepare_vectors(
+        pages, root, args.embed_timeout, args.calls, args.synthetic_vectors
+    )
 
     data_dir = root / "data"
     corpus.copy_into(pages, data_dir / "knowledge")
-    cache.seed(data_dir)
+    cache.seed(data_dir, SYNTHETIC if args.synthetic_vectors else cache.DEFAULT)
     log(f"size {size}: cold start (no indexes)")
     with Server(data_dir) as server:
         result["startup_no_indexes_s"] = round(server.startup_s, 2)
@@ -246,6 +276,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-cap", type=int, default=500, help="notes ingested via tool")
     parser.add_argument("--embed-timeout", type=float, default=4 * 3600)
     parser.add_argument("--merge", action="store_true", help="keep other sizes in the output")
+    parser.add_argument(
+        "--synthetic-vectors",
+        action="store_true",
+        help="random unit vectors instead of embedding (latency only; labelled in the output)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.calls, args.session_calls, args.seconds = [200], 5, 10, 5

@@ -412,6 +412,14 @@ def perf_section(result: dict[str, Any]) -> list[str]:
         ),
         ("PowerShell / tldr pages", lambda s: f"{s['powershell_pages']} / {s['tldr_pages']}"),
         (
+            "vectors",
+            lambda s: (
+                "**synthetic** (random unit vectors: latency only)"
+                if s["embedding"].get("synthetic_vectors")
+                else "all-MiniLM-L6-v2"
+            ),
+        ),
+        (
             "chunks (pending after wait)",
             lambda s: f"{s['index']['chunks']} ({s['index']['pending']})",
         ),
