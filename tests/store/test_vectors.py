@@ -392,3 +392,24 @@ def test_texts_drops_a_chunk_whose_note_changed_after_ranking(
     ranked = store.rank(embedder.vector("green tea"), 10)
     store.set_note("tea", "h2", ["coffee instead"])
     assert store.texts(ranked) == []
+
+
+def test_note_vectors_and_similarities_follow_updates_and_removal(
+    store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    """A note's mean vector is kept between calls; changing or removing the note's chunks
+    must not leave the old mean behind."""
+    store.set_note("n", "h1", ["apples and pears", "orchard fruit"])
+    embed_pending(store, embedder)
+    store.warm()
+    query = embedder.vector("apples and pears orchard fruit")
+    before = store.note_similarities(query, ["n"])["n"]
+    assert before == pytest.approx(store.note_similarities(query, ["n"])["n"])
+    store.set_note("n", "h2", ["diesel engines"])
+    embed_pending(store, embedder)
+    after = store.note_similarities(query, ["n"])
+    assert after["n"] < before - 0.3
+    expected = embedder.vector("diesel engines")
+    assert float(store.note_vectors(["n"])["n"] @ expected) == pytest.approx(1.0, abs=0.02)
+    store.remove_note("n")
+    assert store.note_vectors(["n"]) == {} and store.note_similarities(query, ["n"]) == {}

@@ -36,6 +36,9 @@ class ChunkMatrix:
         self._free_rows: list[int] = []
         self._code_of: dict[str, int] = {}
         self._free_codes: list[int] = []
+        # Unit mean vectors of notes, computed when first asked and dropped when the note's
+        # chunks change (retrieval asks for the same notes' means on every call).
+        self._means: dict[str, np.ndarray] = {}
         self._size = len(keys)
         for row, key in enumerate(keys):
             self._rows_of_note.setdefault(key[0], set()).add(row)
@@ -47,15 +50,24 @@ class ChunkMatrix:
 
     def note_vector(self, note_id: str) -> np.ndarray | None:
         """The unit mean of the note's embedded chunk vectors (``None`` when it has none)."""
+        cached = self._means.get(note_id)
+        if cached is not None:
+            return cached
         rows = self._rows_of_note.get(note_id)
         if not rows:
             return None
         mean = self._vectors.get(sorted(rows)).mean(axis=0)
         norm = float(np.linalg.norm(mean))
-        return mean / norm if norm > 0 else None
+        if norm == 0:
+            return None
+        vector = (mean / norm).astype(np.float32)
+        vector.flags.writeable = False  # shared by every caller
+        self._means[note_id] = vector
+        return vector
 
     def add(self, note_id: str, chunk_index: int, chunk_hash: str, vector: np.ndarray) -> None:
         """Set the vector of the chunk, adding its row if it is new."""
+        self._means.pop(note_id, None)
         row = self._row_of.get((note_id, chunk_index))
         if row is None:
             row = self._new_row()
@@ -183,6 +195,7 @@ class ChunkMatrix:
         key = self._keys[row]
         assert key is not None
         note_id = key[0]
+        self._means.pop(note_id, None)
         del self._row_of[(note_id, key[1])]
         self._keys[row] = None
         self._note_codes[row] = -1
