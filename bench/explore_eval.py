@@ -23,6 +23,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import asdict
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -31,22 +32,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pydantic import BaseModel
 
-from bench import longmemeval, machine, retrieve_eval, scifact
+from bench import concepts_eval, longmemeval, machine, retrieve_eval, scifact
 from bench.eval import DEPTH, open_indexed
 from bench.machine import log
 from bench.metrics import evaluate
 from lithos.app import LithosApp
 from lithos.domain.edges import EdgeFilter
-from lithos.domain.retrieval import Retrieval, RetrievalQuery
+from lithos.domain.retrieval import EXPLORATION_SCOUTS, Retrieval, RetrievalQuery
 
 LIMIT = 10
 # Row name -> lcma overrides (a dict merges into a dict or nested settings section).
 ROWS: dict[str, dict[str, Any]] = {
     "defaults": {},
     "no exploration": {"exploration": {"enabled": False}},
+    "random scout at 0.02 (the earlier default)": {"scout_weights": {"scout_random": 0.02}},
     "exploration with a kept place": {"exploration": {"slots": 1}},
     "no analogy": {"scout_weights": {"scout_analogy": 0.0}},
     "no graph scout": {"scout_weights": {"scout_graph": 0.0}},
+    "graph scout following rule edges": {"graph_provenance_weights": {"rule": 1.0}},
+    "graph scout, rule edges at half weight": {"graph_provenance_weights": {"rule": 0.5}},
+    "exploration weights not learned": {"exploration": {"learn": False}},
 }
 
 
@@ -122,7 +127,9 @@ def scifact_rows(args: argparse.Namespace) -> dict[str, Any]:
             before = run_rows(app, test, score)
             learning = retrieve_eval.learning(app, data.queries, data.qrels, ids, DEPTH, {})
             edges = len(app.edge_store.find(EdgeFilter(limit=10**7), app.clock()))
+            scouts = app.stats_store.scout_weight_table(EXPLORATION_SCOUTS)
             after = run_rows(app, test, score)
+            concepts = concepts_eval.effect(app, data.queries, data.qrels, ids)
         finally:
             app.close()
     return {
@@ -132,6 +139,8 @@ def scifact_rows(args: argparse.Namespace) -> dict[str, Any]:
         "before_feedback": before,
         "after_feedback": after,
         "feedback": {"cited_notes": learning["cited_notes"], "edges": edges},
+        "scout_weights": [asdict(w) for w in scouts if w.learned],
+        "concepts": concepts,
     }
 
 

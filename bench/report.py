@@ -730,6 +730,27 @@ def explore_section(result: dict[str, Any]) -> list[str]:
             f"{feedback['edges']} typed edges):",
             scifact["after_feedback"],
         )
+        learned = scifact.get("scout_weights")
+        if learned:
+            lines += [
+                "Exploration weights the feedback taught (each from its `scout_weights` value):",
+                "",
+            ]
+            lines += table(
+                ["scout", "query class", "weight", "cited", "ignored", "misleading"],
+                [
+                    [
+                        w["scout"],
+                        w["query_class"],
+                        round(w["weight"], 4),
+                        w["cited"],
+                        w["ignored"],
+                        w["misleading"],
+                    ]
+                    for w in learned
+                ],
+            )
+        lines += concepts_section(scifact)
     lme = result.get("longmemeval")
     if lme:
         lines += rows_table(f"LongMemEval-S ({lme['questions']} questions, overall):", lme["rows"])

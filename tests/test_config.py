@@ -118,3 +118,10 @@ def test_trusted_hosts_and_origins_come_from_the_bind_address_and_settings(tmp_p
     bound = load_config(data_dir=tmp_path).server
     assert bound.trusted_hosts()[-2:] == ["10.0.0.5", "lithos.internal"]
     assert bound.trusted_origins()[-2:] == ["http://10.0.0.5:8765", "https://app.example"]
+
+
+def test_a_file_naming_one_edge_provenance_keeps_the_others_defaults(tmp_path: Path):
+    assert load_config(data_dir=tmp_path).lcma.graph_provenance_weights == {"rule": 0.0}
+    (tmp_path / "config.yaml").write_text("lcma:\n  graph_provenance_weights:\n    agent: 0.5\n")
+    weights = load_config(data_dir=tmp_path).lcma.graph_provenance_weights
+    assert weights == {"rule": 0.0, "agent": 0.5}

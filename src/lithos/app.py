@@ -388,7 +388,7 @@ class LithosApp:
         ]
         neighbours: list[NeighbourProvider] = [
             WikiLinkNeighbours(self.graph),
-            TypedEdgeNeighbours(self.edges, depth),
+            TypedEdgeNeighbours(self.edges, depth, lcma.graph_provenance_weights),
         ]
         phase_b: list[ExpansionScout] = [
             ProvenanceScout(self.catalog, depth),

@@ -21,7 +21,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from lithos.domain.edges import DEFAULT_COHERENCE_STRENGTH, EdgeType
+from lithos.domain.edges import DEFAULT_COHERENCE_STRENGTH, EdgeType, Provenance
 from lithos.domain.memory import DEFAULT_SALIENCE_FLOOR, DEFAULT_SALIENCE_HALF_LIFE_DAYS
 from lithos.domain.metadata import NoteType
 from lithos.errors import ConfigError
@@ -261,6 +261,9 @@ class LlmConfig(_Section):
         return self
 
 
+DEFAULT_GRAPH_PROVENANCE_WEIGHTS: dict[Provenance, float] = {"rule": 0.0}
+
+
 class LcmaConfig(_Section):
     """Cognitive retrieval (``lithos_retrieve``); every weight is documented in
     docs/retrieval.md. Defaults were tuned on SciFact's train queries (bench/eval.py)."""
@@ -287,7 +290,7 @@ class LcmaConfig(_Section):
         "scout_source_url": 0.15,
         "scout_analogy": 0.15,
         "scout_novelty": 0.1,
-        "scout_random": 0.02,
+        "scout_random": 0.01,
         "scout_followup": 0.3,
     }
     # Calibration: cosine similarity mapped linearly from [floor, ceiling] to [0, 1]; BM25
@@ -326,6 +329,11 @@ class LcmaConfig(_Section):
     temperature_link_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     # How much an edge of each type binds two notes for coherence; contradicts counts against.
     temperature_edge_strength: dict[EdgeType, Annotated[float, Field(ge=0.0, le=1.0)]] = {}
+    # How much scout_graph trusts a typed edge by who made it (0: not followed); a provenance
+    # not named counts fully. Edges rules wrote (feedback's co-citations, consolidation) are
+    # not followed: they cost nDCG on SciFact and scout_coactivation already reads the same
+    # co-citations (docs/retrieval.md, "Exploration, analogy and the graph scout").
+    graph_provenance_weights: dict[Provenance, Annotated[float, Field(ge=0.0, le=1.0)]] = {}
     exploration: ExplorationConfig = ExplorationConfig()
     llm: LlmConfig = LlmConfig()
     recency_half_life_days: float = Field(default=30.0, gt=0.0)
@@ -353,6 +361,11 @@ class LcmaConfig(_Section):
         self.temperature_edge_strength = {
             **DEFAULT_COHERENCE_STRENGTH,
             **self.temperature_edge_strength,
+        }
+        # A file naming some provenances keeps the defaults of the others.
+        self.graph_provenance_weights = {
+            **DEFAULT_GRAPH_PROVENANCE_WEIGHTS,
+            **self.graph_provenance_weights,
         }
         if self.vector_ceiling <= self.vector_floor:
             raise ValueError("lcma.vector_ceiling must be above lcma.vector_floor")

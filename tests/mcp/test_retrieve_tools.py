@@ -319,6 +319,29 @@ async def test_graph_scout_follows_typed_edges(client: Client):
     assert "graph: supports edge from 'Caching strategy'" in hit["reasons"]
 
 
+@pytest.mark.parametrize("rule_weight", [None, 1.0], ids=["default", "rule-trusted"])
+async def test_graph_scout_follows_edges_a_rule_wrote_only_when_trusted(
+    tmp_path: Path, rule_weight: float | None
+):
+    overrides = {} if rule_weight is None else {"lcma.graph_provenance_weights": {"rule": 1.0}}
+    app = make_app(tmp_path / "data", **overrides)
+    app.start(watch=False)
+    try:
+        async with Client(create_server(app)) as client:
+            seed = await write(client, "Caching strategy", "llama cache")
+            by_agent = await write(client, "Invalidation", "other words")
+            by_rule = await write(client, "Warm-up", "different words")
+            for target, provenance in ((by_agent, "agent"), (by_rule, "rule")):
+                edge = {"from_id": seed, "to_id": target, "type": "related_to"}
+                await call(client, "lithos_edge_upsert", agent="x", provenance=provenance, **edge)
+            found = by_id(await retrieve(client, "llama"))
+    finally:
+        app.close()
+    assert "graph: related_to edge from 'Caching strategy'" in found[by_agent]["reasons"]
+    followed = by_rule in found and "scout_graph" in found[by_rule]["scouts"]
+    assert followed is (rule_weight is not None)
+
+
 async def test_contradictions_among_results_are_surfaced_when_asked(client: Client):
     a = await write(client, "Claim one", "ostrich speed is high")
     b = await write(client, "Claim two", "ostrich speed is low")

@@ -7,10 +7,11 @@ never outranks the evidence it came from by itself.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from lithos.domain.edges import Provenance
 from lithos.domain.retrieval import ScoutHit
 from lithos.retrieval.context import ScoutContext
 from lithos.services.edges import EdgeService
@@ -58,16 +59,27 @@ class WikiLinkNeighbours:
 
 
 class TypedEdgeNeighbours:
-    """Neighbours by typed, weighted edges (``.lithos/edges.db``), weighted as of now."""
+    """Neighbours by typed, weighted edges (``.lithos/edges.db``), weighted as of now and
+    scaled by ``provenance_weights`` (who made the edge: an edge of a provenance weighted 0
+    is not followed; a provenance not named counts fully)."""
 
-    def __init__(self, edges: EdgeService, limit: int) -> None:
+    def __init__(
+        self,
+        edges: EdgeService,
+        limit: int,
+        provenance_weights: Mapping[Provenance, float] | None = None,
+    ) -> None:
         self.edges, self.limit = edges, limit
+        self.provenance_weights = dict(provenance_weights or {})
 
     def neighbours(self, note_id: str) -> list[Neighbour]:
         found = []
         for n in self.edges.neighbours([note_id], limit=self.limit):
+            weight = n.weight * self.provenance_weights.get(n.edge.provenance, 1.0)
+            if weight <= 0:
+                continue
             way = "from" if n.edge.from_id == note_id else "to"
-            found.append(Neighbour(n.note_id, f"{n.edge.type} edge {way}", n.weight))
+            found.append(Neighbour(n.note_id, f"{n.edge.type} edge {way}", weight))
         return found
 
 
