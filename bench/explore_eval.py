@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -76,17 +77,39 @@ def overridden(app: LithosApp, overrides: Mapping[str, Any]) -> Iterator[None]:
         app.retrieval = app.build_retrieval()
 
 
+# What a retrieval changes in stats.db: its receipt and the returned notes' retrieval counts,
+# which scout_novelty reads (its rarity term). Restored before each row, so a row does not
+# carry what the rows before it retrieved.
+ROW_STATE = ("node_stats", "receipts", "receipt_nodes")
+
+
+def row_state(action: str, conn: sqlite3.Connection) -> None:
+    """``save`` the tables of :data:`ROW_STATE` into temporary copies, or ``restore`` them."""
+    if action == "save":
+        for name in ROW_STATE:
+            conn.execute(f"DROP TABLE IF EXISTS temp.saved_{name}")
+            conn.execute(f"CREATE TEMP TABLE saved_{name} AS SELECT * FROM main.{name}")
+        return
+    for name in reversed(ROW_STATE):  # receipt_nodes before the receipts they point to
+        conn.execute(f"DELETE FROM main.{name}")
+    for name in ROW_STATE:
+        conn.execute(f"INSERT INTO main.{name} SELECT * FROM temp.saved_{name}")
+
+
 def run_rows(
     app: LithosApp,
     queries: Mapping[str, RetrievalQuery],
     score: Callable[[dict[str, list[str]]], dict[str, Any]],
 ) -> dict[str, Any]:
-    """Each row's scores, temperature and latency over ``queries`` (id -> request)."""
+    """Each row's scores, temperature and latency over ``queries`` (id -> request). Every
+    row starts from the same learned state (see :func:`row_state`)."""
     threshold = app.config.lcma.exploration.threshold
+    app.stats_store.db.call(partial(row_state, "save"))
     for request in list(queries.values())[:5]:  # warm caches before the first timed row
         asyncio.run(app.retrieval.retrieve(request))
     table: dict[str, Any] = {}
     for name, overrides in ROWS.items():
+        app.stats_store.db.call(partial(row_state, "restore"))
         with overridden(app, overrides):
             rankings: dict[str, list[str]] = {}
             heat: list[float] = []
