@@ -34,13 +34,19 @@ def reciprocal_rank(text: Ranking, semantic: Ranking, k: int) -> list[tuple[str,
     return _sorted(fused)
 
 
-def _min_max(ranking: Ranking) -> dict[str, float]:
-    if not ranking:
-        return {}
-    values = [score for _, score in ranking]
+def min_max(values: Sequence[float]) -> list[float]:
+    """Each value scaled to [0, 1] between the lowest and highest of ``values``; all 1.0
+    when they are equal (one value is the top of its own scale)."""
+    if not values:
+        return []
     low, high = min(values), max(values)
     span = high - low
-    return {note_id: (score - low) / span if span > 0 else 1.0 for note_id, score in ranking}
+    return [(v - low) / span if span > 0 else 1.0 for v in values]
+
+
+def _min_max(ranking: Ranking) -> dict[str, float]:
+    scaled = min_max([score for _, score in ranking])
+    return {note_id: value for (note_id, _), value in zip(ranking, scaled, strict=True)}
 
 
 def _sorted(fused: dict[str, float]) -> list[tuple[str, float]]:

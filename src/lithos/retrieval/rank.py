@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lithos.domain.fusion import min_max
 from lithos.domain.retrieval import Candidate, NodeStats, ScoutHit
 
 
@@ -75,12 +76,9 @@ def focus(
     if norm == 0:
         return
     closeness = {n: float(v @ centroid) / norm for n, v in vectors.items() if n in pool}
-    if not closeness:
-        return
-    low, high = min(closeness.values()), max(closeness.values())
-    span = high - low
-    for note, value in closeness.items():
-        gain = weight * ((value - low) / span if span > 0 else 1.0)
+    scaled = min_max(list(closeness.values()))
+    for (note, value), share in zip(closeness.items(), scaled, strict=True):
+        gain = weight * share
         c = pool[note]
         c.score += gain
         if gain >= weight / 2 and note not in best:

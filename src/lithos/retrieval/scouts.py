@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from lithos.domain.fusion import min_max
 from lithos.domain.retrieval import ScoutHit, words
 from lithos.domain.timestamps import parse_timestamp
 from lithos.errors import InvalidInput
@@ -67,12 +68,7 @@ def adaptive(raw: list[float], absolute: list[float], share: float) -> list[floa
     if not raw:
         return []
     share *= min(1.0, len(raw) / MIN_MAX_HITS)
-    low, high = min(raw), max(raw)
-    span = high - low
-    return [
-        share * ((r - low) / span if span > 0 else 1.0) + (1 - share) * a
-        for r, a in zip(raw, absolute, strict=True)
-    ]
+    return [share * m + (1 - share) * a for m, a in zip(min_max(raw), absolute, strict=True)]
 
 
 def _quote(terms: list[str]) -> str:
@@ -137,15 +133,16 @@ class VectorScout:
         ]
         texts = {h.note_id: h.text for h in self.vectors.texts(ranked[: ctx.query.limit])}
         # How close the whole note is (its mean chunk vector) adds to its best chunk.
-        whole = self.vectors.note_similarities(query, [h.note_id for h in ranked])
-        raw = [h.similarity + cal.note_weight * whole.get(h.note_id, h.similarity) for h in ranked]
+        found = self.vectors.note_similarities(query, [h.note_id for h in ranked])
+        whole = [found.get(h.note_id, h.similarity) for h in ranked]
+        raw = [h.similarity + cal.note_weight * w for h, w in zip(ranked, whole, strict=True)]
         absolute = [
             calibrate_cosine(r / (1 + cal.note_weight), cal.floor, cal.ceiling) for r in raw
         ]
         hits = []
-        for hit, note, score in zip(ranked, raw, adaptive(raw, absolute, cal.share), strict=True):
-            mean = (note - hit.similarity) / cal.note_weight if cal.note_weight else None
-            whole_note = f", whole note {mean:.2f}" if mean is not None else ""
+        scores = adaptive(raw, absolute, cal.share)
+        for hit, mean, score in zip(ranked, whole, scores, strict=True):
+            whole_note = f", whole note {mean:.2f}" if cal.note_weight else ""
             reason = f"vector: close in meaning (cosine {hit.similarity:.2f}{whole_note})"
             hits.append(ScoutHit(hit.note_id, score, reason, texts.get(hit.note_id)))
         return hits
