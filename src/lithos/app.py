@@ -11,6 +11,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -42,7 +43,7 @@ from lithos.retrieval.expansion import (
     WikiLinkNeighbours,
 )
 from lithos.retrieval.exploration import ExplorationSettings, NoveltyScout, RandomScout
-from lithos.retrieval.feedback import TaskCompletion
+from lithos.retrieval.feedback import ReplayReport, TaskCompletion
 from lithos.retrieval.rank import RerankWeights
 from lithos.retrieval.scouts import Scout
 from lithos.retrieval.service import RetrievalService, RetrievalSettings
@@ -132,6 +133,7 @@ class LithosApp:
         self.repair: RepairWorker | None = None
         self.consolidation_worker: ConsolidationWorker | None = None
         self.last_reconcile: ReconcileReport | None = None
+        self.feedback_replay: ReplayReport | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -446,6 +448,7 @@ class LithosApp:
         )
         release_free_memory()  # verifying every file leaves freed buffers behind
         self.edges.purge_removed(timedelta(days=self.config.lcma.edges.removed_grace_days))
+        self.feedback_replay = self._replay_feedback()
         self.repair = RepairWorker(self.stores, self.indexer)
         self.repair.start()
         self.committer.start()
@@ -463,6 +466,17 @@ class LithosApp:
             self.watcher = KnowledgeWatcher(self.indexer, self.config.index.watch_debounce_ms)
             self.watcher.start()
         return self.last_reconcile
+
+    def _replay_feedback(self) -> ReplayReport | None:
+        """Learn again from feedback a power cut took from the learned state (see
+        TaskCompletion.replay). A failure here is logged, never fatal: answering comes first."""
+        try:
+            with ThreadPoolExecutor(1, thread_name_prefix="lithos-replay") as one:
+                # Its own event loop on its own thread: start() may run inside a running loop.
+                return one.submit(asyncio.run, self.feedback.replay()).result()
+        except Exception:
+            log.exception("could not replay retrieval feedback into the learned state")
+            return None
 
     def reconcile(
         self,

@@ -17,7 +17,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from lithos.domain.metadata import MetadataChange
 from lithos.domain.retrieval import (
@@ -51,6 +51,20 @@ class FeedbackOutcome:
     edges_reinforced: tuple[str, ...] = ()
     edges_weakened: int = 0
     scout_weights: tuple[ScoutWeight, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReplayReport:
+    """What :meth:`TaskCompletion.replay` found: feedback looked at, and how much of it had
+    to be applied again to the statistics and to the graph."""
+
+    examined: int
+    stats_reapplied: int
+    graph_reapplied: int
+
+
+# Completions that overlap may record their feedback a little before an earlier one is applied.
+REPLAY_MARGIN = timedelta(minutes=10)
 
 
 @dataclass(frozen=True)
@@ -107,31 +121,83 @@ class TaskCompletion:
         feedback = split_feedback(
             receipt, task_id, agent, cited_nodes or (), misleading_nodes or ()
         )
-        quarantine = await self.stats.apply(feedback, format_timestamp(self.clock()))
-        quarantined = [] if quarantine is None else await self._quarantine(quarantine, agent)
+        outcome_ = await self._learn(feedback, format_timestamp(self.clock()))
+        self._completed(task_id)
+        return Completion(success=True, feedback=outcome_)
+
+    async def _learn(self, feedback: Feedback, now: str, graph: bool = True) -> FeedbackOutcome:
+        """Apply ``feedback`` to the statistics, the graph (unless ``graph`` is false: it
+        learned from this receipt before) and the exploration weights, each once per receipt.
+        Neither transaction waits for the disk; coordination.db holds the feedback durably."""
+        quarantine = await self.stats.apply(feedback, now)
+        quarantined = [] if quarantine is None else await self._quarantine(quarantine, feedback)
         reinforced: tuple[str, ...] = ()
         weakened = 0
         scouts: tuple[ScoutWeight, ...] = ()
-        if quarantine is not None:  # first application of this receipt's feedback
+        if quarantine is not None and graph:  # first application of this receipt's feedback
             learned = await asyncio.to_thread(self.edges.learn, feedback, self.graph_rules)
             reinforced = tuple(e.edge_id for e in learned.reinforced)
             weakened = learned.weakened
+        if quarantine is not None:
             scouts = await asyncio.to_thread(self._scout_weights, feedback)
-        self._completed(task_id)
-        return Completion(
-            success=True,
-            feedback=FeedbackOutcome(
-                receipt_id=receipt.id,
-                cited=feedback.cited,
-                ignored=feedback.ignored,
-                misleading=feedback.misleading,
-                quarantined=tuple(quarantined),
-                applied=quarantine is not None,
-                edges_reinforced=reinforced,
-                edges_weakened=weakened,
-                scout_weights=scouts,
-            ),
+        return FeedbackOutcome(
+            receipt_id=feedback.receipt_id,
+            cited=feedback.cited,
+            ignored=feedback.ignored,
+            misleading=feedback.misleading,
+            quarantined=tuple(quarantined),
+            applied=quarantine is not None,
+            edges_reinforced=reinforced,
+            edges_weakened=weakened,
+            scout_weights=scouts,
         )
+
+    async def replay(self) -> ReplayReport:
+        """Apply feedback that coordination.db recorded durably but the learned state lost.
+
+        A completion's feedback is learned in transactions that do not wait for the disk
+        (stats.db, then edges.db): a kill keeps them, a power cut may take the latest back.
+        Commits within one SQLite file survive in order, so what was lost is newer than the
+        last application that survived: only feedback recorded since then (less a margin for
+        completions that overlapped) is looked at. Idempotent; run at start-up."""
+        last = await asyncio.to_thread(self.stats.last_applied_at)
+        since = None if last is None else last - REPLAY_MARGIN
+        recorded = [f for f in await self.coordination.feedback_since(since) if f.receipt_id]
+        ids = [f.receipt_id for f in recorded if f.receipt_id is not None]
+        applied = await asyncio.to_thread(self.stats.applied, ids)
+        learned = await asyncio.to_thread(self.edges.learned, ids)
+        epoch = await asyncio.to_thread(self.edges.learning_recorded_since)
+        stats_redone = graph_redone = 0
+        for row in recorded:
+            receipt_id = row.receipt_id
+            if receipt_id is None or (receipt_id in learned and receipt_id in applied):
+                continue
+            receipt = await self.stats.receipt(receipt_id)
+            if receipt is None:
+                continue  # its receipt is gone: nothing to bind the feedback to
+            feedback = split_feedback(
+                receipt,
+                row.task_id,
+                row.agent,
+                row.cited_nodes or (),
+                row.misleading_nodes or (),
+            )
+            # Feedback older than the graph's record of what it learned from is left alone.
+            graph = receipt_id not in learned and epoch is not None and row.created_at >= epoch
+            if receipt_id not in applied:
+                await self._learn(feedback, format_timestamp(row.created_at), graph)
+                stats_redone += 1
+            elif graph:
+                await asyncio.to_thread(self.edges.learn, feedback, self.graph_rules)
+            graph_redone += graph
+        if stats_redone or graph_redone:
+            log.warning(
+                "re-applied retrieval feedback lost from the learned state: %d to the "
+                "statistics, %d to the graph",
+                stats_redone,
+                graph_redone,
+            )
+        return ReplayReport(len(recorded), stats_redone, graph_redone)
 
     def _scout_weights(self, feedback: Feedback) -> tuple[ScoutWeight, ...]:
         """The weights this feedback moved, as they are now."""
@@ -152,7 +218,8 @@ class TaskCompletion:
             raise ReceiptNotFound(f"no receipt {receipt_id} for task {task_id}")
         return receipt
 
-    async def _quarantine(self, note_ids: Sequence[str], agent: str) -> list[str]:
+    async def _quarantine(self, note_ids: Sequence[str], feedback: Feedback) -> list[str]:
+        agent = feedback.agent_id
         done = []
         for note_id in note_ids:
             entry = self.knowledge.catalog.get(note_id)

@@ -241,6 +241,10 @@ class CoordinationService:
 
         return await self._store.run(work)
 
+    async def feedback_since(self, since: datetime | None) -> Sequence[TaskFeedback]:
+        """Feedback bound to a receipt, recorded at or after ``since`` (all when None)."""
+        return await self._store.run(lambda conn: self._store.feedback_since(conn, since))
+
     async def feedback(self, task_id: str) -> Sequence[TaskFeedback]:
         """Retrieval feedback recorded when the task was completed (empty when none)."""
         return await self._store.run(lambda conn: self._store.feedback(conn, task_id))

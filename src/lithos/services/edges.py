@@ -187,8 +187,24 @@ class EdgeService:
                 )
             )
         weaken = misleading_context(feedback)
-        edges, weakened = self.store.learn(reinforce, weaken, rules.misleading_step, self.clock())
+        edges, weakened = self.store.learn(
+            reinforce,
+            weaken,
+            rules.misleading_step,
+            self.clock(),
+            once=_learned(feedback.receipt_id),
+        )
         return LearnedEdges(tuple(edges), weakened)
+
+    def learned(self, receipt_ids: Sequence[str]) -> set[str]:
+        """Which of these receipts' feedback the graph has learned from."""
+        keys = self.store.ledger_keys([_learned(r) for r in receipt_ids])
+        return {r for r in receipt_ids if _learned(r) in keys}
+
+    def learning_recorded_since(self) -> datetime | None:
+        """From when on the graph records which receipts' feedback it learned from: whether
+        it learned from older feedback cannot be told."""
+        return self.store.ledger_since(_learned(""))
 
     def motifs(self, note_ids: Sequence[str]) -> dict[str, frozenset[str]]:
         """For each note, the kinds of typed edges it takes part in, as of now: ``supports>``
@@ -236,3 +252,8 @@ class EdgeService:
             weight=request.weight,
             evidence=tuple(e.strip() for e in request.evidence if e.strip()),
         )
+
+
+def _learned(receipt_id: str) -> str:
+    """The reinforcement-ledger key that says a receipt's feedback was learned from."""
+    return f"feedback:{receipt_id}"

@@ -81,6 +81,10 @@ COORDINATION_MIGRATIONS: list[Migration] = [
         CREATE INDEX task_feedback_task ON task_feedback(task_id)
         """,
     ),
+    Migration(
+        "coordination_0002_feedback_created",
+        "CREATE INDEX task_feedback_created ON task_feedback(created_at)",
+    ),
 ]
 
 
@@ -328,6 +332,17 @@ class CoordinationStore:
                 format_timestamp(feedback.created_at),
             ),
         )
+
+    def feedback_since(
+        self, conn: sqlite3.Connection, since: datetime | None
+    ) -> Sequence[TaskFeedback]:
+        """Feedback bound to a receipt and recorded at or after ``since`` (all when None),
+        oldest first."""
+        sql, params = "SELECT * FROM task_feedback WHERE receipt_id IS NOT NULL", []
+        if since is not None:
+            sql += " AND created_at >= ?"
+            params.append(format_timestamp(since))
+        return [_feedback(row) for row in conn.execute(sql + " ORDER BY id", params).fetchall()]
 
     def feedback(self, conn: sqlite3.Connection, task_id: str) -> Sequence[TaskFeedback]:
         """Feedback recorded for the task, oldest first."""

@@ -38,7 +38,7 @@ from lithos.domain.edges import (
     EdgeUpsert,
 )
 from lithos.domain.links import normalise_target
-from lithos.domain.timestamps import format_timestamp, parse_timestamp
+from lithos.domain.timestamps import format_timestamp, parse_timestamp, utc_now
 from lithos.store.sqlite import Database, Migration
 
 EDGE_MIGRATIONS: list[Migration] = [
@@ -111,7 +111,21 @@ EDGE_MIGRATIONS: list[Migration] = [
         CREATE INDEX reinforcements_at ON reinforcements(at)
         """,
     ),
+    Migration("edges_0004_feedback_ledger_epoch", lambda conn: _ledger_epoch(conn, "feedback:")),
 ]
+
+
+def _ledger_epoch(conn: sqlite3.Connection, prefix: str) -> None:
+    """Remember from when on the ledger records keys starting with ``prefix``: a key missing
+    from before then says nothing (it was never written)."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS ledger_epochs (prefix TEXT PRIMARY KEY, since TEXT NOT NULL)"
+    )
+    conn.execute(
+        "INSERT INTO ledger_epochs(prefix, since) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        (prefix, format_timestamp(utc_now())),
+    )
+
 
 # The weight as of :now, from the stored weight and the days since last use.
 _CURRENT = (
@@ -204,11 +218,24 @@ class EdgeStore(Protocol):
         weaken: Sequence[tuple[str, Sequence[str]]],
         step: float,
         now: datetime,
+        once: str | None = None,
     ) -> tuple[list[Edge], int]:
         """One transaction of feedback: upsert ``reinforce``; for each ``(note, others)`` of
         ``weaken`` lower by ``step`` every edge between ``note`` and one of ``others`` that
         neither a person made (``human``) nor records a contradiction. Returns the reinforced
-        edges and how many were weakened."""
+        edges and how many were weakened.
+
+        With ``once``, a ledger key recorded in the same transaction: a repeat changes nothing
+        and returns ``([], 0)``. The commit does not wait for the disk (it survives a kill,
+        not a power cut): the feedback it learns from is durable elsewhere and is replayed."""
+        ...
+
+    def ledger_keys(self, keys: Sequence[str]) -> set[str]:
+        """Which of ``keys`` the ledger holds."""
+        ...
+
+    def ledger_since(self, prefix: str) -> datetime | None:
+        """From when on the ledger records keys starting with ``prefix`` (None: it does not)."""
         ...
 
     def remove_note(self, note_id: str, now: datetime) -> int:
@@ -305,11 +332,7 @@ class SqliteEdgeStore:
         def work(conn: sqlite3.Connection) -> list[Edge]:
             edges = []
             for key, request in requests:
-                first = conn.execute(
-                    "INSERT INTO reinforcements(key, at) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                    (key, stamp),
-                ).rowcount
-                if first:
+                if _record_once(conn, key, stamp):
                     row = conn.execute(_UPSERT, self._params(request, stamp)).fetchone()
                     edges.append(_edge(row))
             return edges
@@ -381,10 +404,13 @@ class SqliteEdgeStore:
         weaken: Sequence[tuple[str, Sequence[str]]],
         step: float,
         now: datetime,
+        once: str | None = None,
     ) -> tuple[list[Edge], int]:
         stamp = format_timestamp(now)
 
         def work(conn: sqlite3.Connection) -> tuple[list[Edge], int]:
+            if once is not None and not _record_once(conn, once, stamp):
+                return [], 0
             edges = [
                 _edge(conn.execute(_UPSERT, self._params(r, stamp)).fetchone()) for r in reinforce
             ]
@@ -405,7 +431,22 @@ class SqliteEdgeStore:
                 ).rowcount
             return edges, weakened
 
-        return self._db.call(work)
+        return self._db.call(work, durable=once is None)
+
+    def ledger_keys(self, keys: Sequence[str]) -> set[str]:
+        if not keys:
+            return set()
+        params: dict[str, Any] = {}
+        sql = f"SELECT key FROM reinforcements WHERE key IN ({_placeholders('k', keys, params)})"
+        return {row[0] for row in self._db.call(lambda conn: conn.execute(sql, params).fetchall())}
+
+    def ledger_since(self, prefix: str) -> datetime | None:
+        row = self._db.call(
+            lambda conn: conn.execute(
+                "SELECT since FROM ledger_epochs WHERE prefix = ?", (prefix,)
+            ).fetchone()
+        )
+        return None if row is None else parse_timestamp(row[0])
 
     def remove_note(self, note_id: str, now: datetime) -> int:
         def work(conn: sqlite3.Connection) -> int:
@@ -719,6 +760,15 @@ def _excluding(hidden: frozenset[str], params: dict[str, Any]) -> list[str]:
         return []
     marks = _placeholders("hidden", sorted(hidden), params)
     return [f"edges.from_id NOT IN ({marks})", f"edges.to_id NOT IN ({marks})"]
+
+
+def _record_once(conn: sqlite3.Connection, key: str, stamp: str) -> bool:
+    """Record ``key`` in the reinforcement ledger; False when it was there already."""
+    return bool(
+        conn.execute(
+            "INSERT INTO reinforcements(key, at) VALUES (?, ?) ON CONFLICT DO NOTHING", (key, stamp)
+        ).rowcount
+    )
 
 
 def _placeholders(prefix: str, values: Iterable[str], params: dict[str, Any]) -> str:

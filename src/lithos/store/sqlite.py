@@ -84,19 +84,24 @@ class Database:
         conn.execute("PRAGMA busy_timeout=30000")
         return conn
 
-    def call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn(conn)`` as one transaction on the database thread and return its result."""
+    def call(self, fn: Callable[[sqlite3.Connection], T], durable: bool = True) -> T:
+        """Run ``fn(conn)`` as one transaction on the database thread and return its result.
+
+        ``durable=False`` commits this one transaction without waiting for the disk (WAL,
+        ``synchronous=NORMAL``): it survives a kill of the process but not a power cut. Only
+        for a transaction whose effect can be redone from something that was made durable
+        (see TaskCompletion.replay); no effect on a database opened with ``durable=False``."""
         try:
             if threading.get_ident() == self._thread_id:
-                return _in_transaction(self._conn, fn)
-            return self._submit(fn).result()
+                return self._transaction(fn, durable)
+            return self._submit(fn, durable).result()
         except sqlite3.DatabaseError as exc:
             raise self._translate(exc, report=True) from exc
 
-    async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def run(self, fn: Callable[[sqlite3.Connection], T], durable: bool = True) -> T:
         """Like :meth:`call`, awaited without blocking the event loop."""
         try:
-            return await asyncio.wrap_future(self._submit(fn))
+            return await asyncio.wrap_future(self._submit(fn, durable))
         except sqlite3.DatabaseError as exc:
             raise self._translate(exc, report=True) from exc
 
@@ -130,11 +135,23 @@ class Database:
 
         self.call(write)
 
-    def _submit(self, fn: Callable[[sqlite3.Connection], T]) -> Future[T]:
+    def _submit(self, fn: Callable[[sqlite3.Connection], T], durable: bool = True) -> Future[T]:
         try:
-            return self._executor.submit(_in_transaction, self._conn, fn)
+            return self._executor.submit(self._transaction, fn, durable)
         except RuntimeError:  # the executor is shut down: closed, possibly for a rebuild
             raise IndexUnavailable(f"{self.path.name} is closed") from None
+
+    def _transaction(self, fn: Callable[[sqlite3.Connection], T], durable: bool) -> T:
+        """On the database thread: ``fn`` in a transaction, committed without an fsync when
+        not ``durable`` (the connection's setting is restored at once afterwards)."""
+        conn = self._conn
+        if durable or self._synchronous == "NORMAL" or conn.in_transaction:
+            return _in_transaction(conn, fn)
+        conn.execute("PRAGMA synchronous=NORMAL")
+        try:
+            return _in_transaction(conn, fn)
+        finally:
+            conn.execute(f"PRAGMA synchronous={self._synchronous}")
 
     def _translate(self, exc: BaseException, report: bool = False) -> BaseException:
         """``exc`` as :class:`StoreCorrupt` if it says the file is damaged, else unchanged."""

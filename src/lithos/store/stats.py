@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from datetime import datetime
 
 from lithos.domain.retrieval import (
     QUERY_CLASSES,
@@ -25,6 +26,7 @@ from lithos.domain.retrieval import (
     ScoutWeight,
     WorkingMemoryItem,
 )
+from lithos.domain.timestamps import parse_timestamp
 from lithos.store import receipts
 from lithos.store.sqlite import Database, Migration
 
@@ -80,6 +82,10 @@ STATS_MIGRATIONS = (
     Migration("0001_receipts", receipts.RECEIPTS_SQL),
     Migration("0002_node_stats", STATS_SQL),
     Migration("0003_scout_weights", SCOUT_WEIGHTS_SQL),
+    Migration(
+        "0004_feedback_applied_at",
+        "CREATE INDEX feedback_applied_at ON feedback_applied(applied_at)",
+    ),
 )
 
 
@@ -215,7 +221,24 @@ class StatsStore:
             self._learn_scouts(conn, feedback, now)
             return self._mislead(conn, feedback)
 
-        return await self.db.run(write)
+        # Not waiting for the disk: coordination.db holds this feedback durably (the task's
+        # completion) and TaskCompletion.replay applies what a power cut took back.
+        return await self.db.run(write, durable=False)
+
+    def applied(self, receipt_ids: Sequence[str]) -> set[str]:
+        """Which of these receipts' feedback has been applied."""
+        if not receipt_ids:
+            return set()
+        marks = ", ".join("?" * len(receipt_ids))
+        sql = f"SELECT receipt_id FROM feedback_applied WHERE receipt_id IN ({marks})"
+        return {row[0] for row in self.db.call(lambda c: c.execute(sql, receipt_ids).fetchall())}
+
+    def last_applied_at(self) -> datetime | None:
+        """When feedback was last applied (None: never)."""
+        row = self.db.call(
+            lambda conn: conn.execute("SELECT max(applied_at) FROM feedback_applied").fetchone()
+        )
+        return None if row[0] is None else parse_timestamp(row[0])
 
     def _learn_scouts(self, conn: sqlite3.Connection, feedback: Feedback, now: str) -> None:
         rules = self.scouts
