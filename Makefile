@@ -33,6 +33,7 @@ bench: install
 	$(PY) bench/vector_compact.py $(VECTOR_ARGS)
 	FASTMCP_CHECK_FOR_UPDATES=off $(PY) bench/ingest.py $(INGEST_ARGS)
 	FASTMCP_CHECK_FOR_UPDATES=off $(PY) bench/write_latency.py $(WRITE_ARGS)
+	FASTMCP_CHECK_FOR_UPDATES=off $(PY) bench/scale.py $(SCALE_ARGS)
 	$(PY) bench/report.py
 
 eval: install

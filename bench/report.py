@@ -31,6 +31,8 @@ SECTION_TITLES = {
     "explore": "## Exploration, analogy and the graph scout, with and without",
     "vector_compact": "## Compact vectors: int8 against float32 search",
     "ingest": "## Bulk ingest: lithos_write_batch and lithos import",
+    "scale": "## Scale: 1,000 to 100,000 notes",
+    "vector_scale": "## Semantic search at 100,000 notes: sign-bit shortlist",
 }
 NOTES_MARK = "<!-- bench/NOTES.md -->"
 TOOLS_PLOTTED = ("read", "write_create", "search_fulltext", "search_semantic", "search_hybrid")
@@ -641,6 +643,200 @@ def vector_compact_section(result: dict[str, Any]) -> list[str]:
     return [*lines, *table(header, rows)]
 
 
+# Targets of issue 11 at 100,000 notes: (label, how to read it, limit, unit).
+TARGETS_SCALE = (
+    ("full-text p95, in-process", lambda s: s["latency_ms"]["fulltext"]["p95"], 5, "ms"),
+    ("semantic p95, in-process", lambda s: s["latency_ms"]["semantic"]["p95"], 30, "ms"),
+    (
+        "start-up with indexes to the first answered call",
+        lambda s: s["first_call_with_indexes_s"],
+        3,
+        "s",
+    ),
+    ("server RSS after a round of every tool", lambda s: s["rss_mb_after_calls"], 1024, "MB"),
+)
+# "Writes unchanged": lithos_write p95 at 100,000 notes within this factor of 10,000's.
+WRITES_UNCHANGED = 1.5
+
+
+def _dominant(phases: dict[str, float]) -> str:
+    name, value = max(phases.items(), key=lambda item: item[1])
+    total = sum(max(0.0, v) for v in phases.values())
+    return f"{name.replace('_', ' ')} ({value:g} of {total:.3g} ms)"
+
+
+def scale_section(result: dict[str, Any]) -> list[str]:
+    """bench/scale.py: the composed corpus at each size, targets at 100,000 notes."""
+    sizes = result["sizes"]
+    lines = [SECTION_TITLES["scale"], "", *machine_section(result["machine"])]
+    lines += [
+        "- Commit and date of each size: "
+        + "; ".join(
+            f"{s['notes']}: `{s['measured']['commit']}` {s['measured']['date']}" for s in sizes
+        ),
+        "",
+        "Notes composed from the real corpora's text (bench/scale_corpus.py: PowerShell "
+        "sections, tldr pages and SciFact abstracts, 1-3 pieces a note, unique titles), loaded "
+        "with `lithos import`. **Vectors are synthetic** (random unit vectors, one per chunk): "
+        "latency depends on their number and dimension only; the query is embedded by the "
+        "real model. Search latencies are in-process (`SearchService.search`, semantic and "
+        "hybrid with threshold 0 so each returns 10 notes); start-up and memory are those of "
+        "`lithos serve --transport http`; writes are `KnowledgeService.write` creates "
+        "(bench/write_latency.py). The load average (2 shared cores) is given per row.",
+        "",
+    ]
+    rows = []
+    for s in sizes:
+        latency, write = s["latency_ms"], s["write"]["create_ms"]
+        rows.append(
+            [
+                s["notes"],
+                s["chunks"],
+                f"{s['import']['import_notes_per_s']} ({s['import']['import_cpu_ms_per_note']})",
+                f"{latency['fulltext']['p50']} / {latency['fulltext']['p95']}",
+                f"{latency['semantic']['p50']} / {latency['semantic']['p95']}",
+                f"{latency['hybrid']['p50']} / {latency['hybrid']['p95']}",
+                f"{write['p50']} / {write['p95']}",
+                s["first_call_with_indexes_s"],
+                f"{s['rss_mb_started']} / {s['rss_mb_after_calls']}",
+                f"{s['import']['load_at_import']} / {s['load_at_searches']} / "
+                f"{s['load_at_startup']}",
+            ]
+        )
+    header = [
+        "notes",
+        "chunks",
+        "import notes/s (CPU ms/note)",
+        "full-text p50 / p95 ms",
+        "semantic p50 / p95 ms",
+        "hybrid p50 / p95 ms",
+        "write p50 / p95 ms",
+        "first call s",
+        "RSS MB started / after calls",
+        "load: import / searches / start-up",
+    ]
+    lines += table(header, rows)
+    lines += ["", "What dominates each search (median ms of each phase, in-process):", ""]
+    dominant = []
+    for s in sizes:
+        phases = s["phases_median_ms"]
+        dominant.append(
+            [
+                s["notes"],
+                _dominant(phases["fulltext"]),
+                _dominant(phases["semantic"]),
+                f"{s['matrix_mb']} MB, read in {s['matrix_load_s']} s",
+            ]
+        )
+    lines += table(["notes", "full-text", "semantic", "vector matrix"], dominant)
+    largest = sizes[-1]
+    if largest["notes"] < 100_000:
+        return lines
+    lines += ["", f"Targets (issue 11, for 100,000 notes), measured at {largest['notes']}:", ""]
+    rows = []
+    for label, read, limit, unit in TARGETS_SCALE:
+        value = read(largest)
+        verdict = "met" if value < limit else "**missed**"
+        rows.append([label, f"< {limit} {unit}", f"{value:g} {unit}", verdict])
+    tenk = next((s for s in sizes if s["notes"] == 10_000), None)
+    if tenk is not None:
+        ratio = largest["write"]["create_ms"]["p95"] / tenk["write"]["create_ms"]["p95"]
+        verdict = "met" if ratio <= WRITES_UNCHANGED else "**missed**"
+        rows.append(
+            [
+                "lithos_write p95 unchanged from 10,000 notes",
+                f"<= {WRITES_UNCHANGED}x",
+                f"{ratio:.2f}x ({tenk['write']['create_ms']['p95']} -> "
+                f"{largest['write']['create_ms']['p95']} ms)",
+                verdict,
+            ]
+        )
+    return lines + table(["target", "limit", "measured", ""], rows)
+
+
+def plot_scale(result: dict[str, Any], target: Path) -> None:
+    sizes = result["sizes"]
+    xs = [s["notes"] for s in sizes]
+    panels = (
+        (
+            "search p95, in-process (ms)",
+            {
+                "full-text": [s["latency_ms"]["fulltext"]["p95"] for s in sizes],
+                "semantic": [s["latency_ms"]["semantic"]["p95"] for s in sizes],
+                "hybrid": [s["latency_ms"]["hybrid"]["p95"] for s in sizes],
+            },
+            (5, 30),
+        ),
+        (
+            "first answered call with indexes (s)",
+            {
+                "start-up": [s["first_call_with_indexes_s"] for s in sizes],
+            },
+            (3,),
+        ),
+        ("server RSS after calls (MB)", {"RSS": [s["rss_mb_after_calls"] for s in sizes]}, (1024,)),
+        (
+            "lithos_write create, in-process (ms)",
+            {
+                "p50": [s["write"]["create_ms"]["p50"] for s in sizes],
+                "p95": [s["write"]["create_ms"]["p95"] for s in sizes],
+            },
+            (),
+        ),
+    )
+    fig, axes = plt.subplots(2, 2, figsize=(9, 6))
+    for ax, (title, series, limits) in zip(axes.flat, panels, strict=True):
+        for label, ys in series.items():
+            ax.plot(xs, ys, marker="o", label=label)
+        for limit in limits:
+            ax.axhline(limit, color="grey", linestyle="--", linewidth=0.8)
+        ax.set(title=title, xscale="log", xlabel="notes")
+        ax.set_title(title, fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("Lithos against corpus size (dashed: targets at 100,000 notes)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    plt.close(fig)
+
+
+def vector_scale_section(result: dict[str, Any]) -> list[str]:
+    """bench/vector_scale.py: exact int8 scoring against the sign-bit shortlist."""
+    lines = [SECTION_TITLES["vector_scale"], "", *machine_section(result["machine"])]
+    lines += [
+        "",
+        "One vector store file opened three ways: every row scored in float32 (the exact "
+        "reference), every row scored from int8 codes (best re-scored from SQLite), and "
+        f"the sign-bit shortlist (at least {result['shortlist_minimum']} rows, or one in 64, "
+        "scored from int8, best re-scored). Recall@10 against float32, of `rank_notes(10)` "
+        "(notes) and `rank(40)` (chunks); latency of `rank_notes(10)`, the ways interleaved "
+        "query by query. Real: every cached all-MiniLM-L6-v2 chunk vector, queried with "
+        "SciFact test claims; synthetic: random unit vectors at the 100,000-note corpus's "
+        "chunk count, queried with noisy copies of stored ones (no structure: their recall "
+        "is a worst case, their latency is what counts).",
+        "",
+    ]
+    rows = []
+    for data, label in (("real", "real vectors"), ("synthetic", "synthetic vectors")):
+        row = result.get(data)
+        if row is None:
+            continue
+        for way in ("float32", "int8", "shortlist"):
+            figures = row[way]
+            rows.append(
+                [
+                    f"{label} ({row['chunks']} chunks, {row['queries']} queries)",
+                    way,
+                    f"{figures['recall_at_10_notes']} / {figures['recall_at_10_chunks']}",
+                    f"{figures['rank_notes_ms']['p50']} / {figures['rank_notes_ms']['p95']}",
+                    figures["matrix_mb"],
+                    " -> ".join(f"{x:.1f}" for x in row["load_average"]),
+                ]
+            )
+    header = ["data", "way", "recall@10 notes / chunks", "p50 / p95 ms", "matrix MB", "load"]
+    return [*lines, *table(header, rows)]
+
+
 def _median_p90(values: dict[str, float]) -> str:
     return f"{values['median']} ({values['p90']})"
 
@@ -801,6 +997,8 @@ def main(argv: list[str] | None = None) -> int:
         ("explore", explore_section, None),
         ("vector_compact", vector_compact_section, None),
         ("ingest", ingest_section, None),
+        ("scale", scale_section, plot_scale),
+        ("vector_scale", vector_scale_section, None),
     ):
         path = args.out_dir / f"{name}.json"
         if not path.exists():
@@ -813,7 +1011,7 @@ def main(argv: list[str] | None = None) -> int:
         result = json.loads(path.read_text())
         lines += section(result)
         if plot is not None:
-            image = f"{'quality' if name == 'eval' else 'latency'}.png"
+            image = {"eval": "quality.png", "scale": "scale.png"}.get(name, "latency.png")
             plot(result, args.target / image)
             lines += [f"![{name}]({image})"]
         lines += [""]
