@@ -1,32 +1,64 @@
-"""Concept nodes in the SciFact evaluation: does returning concepts as gateways help or hurt
-what an agent sees in its top 10?
+"""Concept nodes in the SciFact evaluation: which formation rule, and does returning concepts
+as gateways help or hurt what an agent sees in its top 10?
 
-Run after the learning run (bench/retrieve_eval.py). With the shipped settings no concept
-forms on SciFact (each train query is taught once, so no pair of abstracts is cited together
-three times); to measure the gateway at all, concepts are then formed with a permissive rule
-(every pair cited together once counts, clusters from two notes). Both splits are scored with
-limit 10 exactly as an agent receives them, concept notes counting as non-relevant results,
-once with the gateway and damping on and once with them off.
+Concepts form from the coactivation graph that feedback writes: each SciFact train query is
+taught once (bench/retrieve_eval.py ``learning``), citing the retrieved abstracts its qrels
+mark relevant, so a pair of abstracts is cited together once per train query that has both.
+:data:`RULES` is a grid of formation rules; each forms its concepts from that one learning run
+(the concepts of the rule before are deleted first), and both splits are then scored with
+limit 10 exactly as an agent receives them, concept notes counting as non-relevant results.
+The rule is chosen on the train queries and reported on the test queries. Every pass starts
+from the learned state (receipts and retrieval counts restored, explore_eval ``row_state``),
+so the damping of one pass does not carry into the next.
+
+    .venv/bin/python bench/concepts_eval.py             # full SciFact: bench/out/concepts.json
+    .venv/bin/python bench/concepts_eval.py --quick --out /tmp/x
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-from collections.abc import Mapping
+import sqlite3
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
 from dataclasses import replace
+from functools import partial
+from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import machine, scifact
 from bench.machine import log
 from bench.metrics import evaluate
 from lithos.app import LithosApp
 from lithos.domain.retrieval import RetrievalQuery
 
-PERMISSIVE = {"min_coactivation": 1, "min_size": 2, "min_density": 0.5}
+PERMISSIVE: dict[str, Any] = {"min_coactivation": 1, "min_size": 2, "min_density": 0.5}
+# Row name -> formation rule overrides (lcma.concepts); "shipped" is the default rule.
+RULES: dict[str, dict[str, Any]] = {
+    "shipped": {},
+    "pairs cited together twice, clusters of 3": {"min_coactivation": 2},
+    "pairs cited together 3 times, clusters of 2": {"min_size": 2},
+    "pairs cited together twice, clusters of 2": {"min_coactivation": 2, "min_size": 2},
+    "pairs cited together once, clusters of 3": {"min_coactivation": 1},
+    "pairs cited together once, clusters of 2": PERMISSIVE,
+}
+METRICS = ("ndcg@10", "recall@10", "mrr@10")
 
 
 def _top10(app: LithosApp, text: str, ids: Mapping[str, str]) -> list[str]:
+    """The top 10 as document ids; a concept note as ``concept:<id>``, any other note that
+    is not a SciFact abstract as ``other:<id>`` (both count as non-relevant)."""
     got = asyncio.run(app.retrieval.retrieve(RetrievalQuery(text, limit=10)))
-    return [ids.get(r.id, f"not-a-document:{r.id}") for r in got.results]
+    found = []
+    for r in got.results:
+        entry = app.catalog.get(r.id) if r.id not in ids else None
+        kind = "concept" if entry is not None and entry.note_type == "concept" else "other"
+        found.append(ids.get(r.id, f"{kind}:{r.id}"))
+    return found
 
 
 def _score(
@@ -35,11 +67,13 @@ def _score(
     qrels: Mapping[str, Mapping[str, Mapping[str, int]]],
     ids: Mapping[str, str],
 ) -> dict[str, dict[str, float]]:
-    found = {}
+    found: dict[str, dict[str, float]] = {}
     for split in ("test", "train"):
         ranked = {q: _top10(app, queries[q], ids) for q in qrels[split]}
         metrics = evaluate(ranked, qrels[split])
-        found[split] = {k: round(metrics[k], 4) for k in ("ndcg@10", "recall@10", "mrr@10")}
+        found[split] = {k: round(metrics[k], 4) for k in METRICS}
+        shown = sum(any(n.startswith("concept:") for n in r) for r in ranked.values())
+        found[split]["concept_shown"] = round(shown / max(1, len(ranked)), 4)
     return found
 
 
@@ -54,6 +88,7 @@ def effect(
     shipped = asyncio.run(app.concepts.form())
     app.concepts.rules = replace(app.concepts.rules, **PERMISSIVE)
     permissive = asyncio.run(app.concepts.form())
+    _embedded(app)
     log(f"concepts: {len(shipped.formed)} shipped rule, {len(permissive.formed)} permissive")
     with_gateway = _score(app, queries, qrels, ids)
     gateway = app.retrieval.concepts
@@ -69,3 +104,108 @@ def effect(
         "without_gateway": without,
         "permissive_rule": dict(PERMISSIVE),
     }
+
+
+def _embedded(app: LithosApp) -> None:
+    """Wait until the concept notes just written are embedded (the vector scout finds them)."""
+    while not app.embedding.wait_idle(30):
+        log("embedding concept notes")
+
+
+def _clear(app: LithosApp) -> None:
+    """Delete every concept note and what ``stats.db`` records about concepts."""
+    for concept in app.memory_store.concepts():
+        if app.catalog.get(concept.concept_id) is not None:
+            asyncio.run(app.knowledge.delete(concept.concept_id))
+
+    def work(conn: sqlite3.Connection) -> None:
+        conn.execute("DELETE FROM concept_members")
+        conn.execute("DELETE FROM concepts")
+
+    app.stats_store.db.call(work)
+
+
+def grid(
+    app: LithosApp,
+    queries: Mapping[str, str],
+    qrels: Mapping[str, Mapping[str, Mapping[str, int]]],
+    ids: Mapping[str, str],
+    restore: Callable[[], None],
+) -> dict[str, Any]:
+    """Every rule of :data:`RULES` formed from the same feedback and scored on both splits,
+    with a row without concepts first; the rule best on train nDCG@10 is ``chosen``."""
+    shipped = app.concepts.rules
+    rows: dict[str, Any] = {}
+    restore()
+    rows["no concepts"] = {
+        "rule": None,
+        "formed": 0,
+        "members": 0,
+        **_score(app, queries, qrels, ids),
+    }
+    log(f"no concepts: {rows['no concepts']}")
+    for name, overrides in RULES.items():
+        _clear(app)
+        app.concepts.rules = replace(shipped, **overrides)
+        report = asyncio.run(app.concepts.form())
+        _embedded(app)
+        members = sum(len(c.members) for c in app.memory_store.concepts())
+        restore()
+        # No concept formed: retrieval is the row without concepts, not scored again.
+        scores = _score(app, queries, qrels, ids) if report.formed else _splits(rows)
+        rows[name] = {"rule": overrides, "formed": len(report.formed), "members": members, **scores}
+        log(f"{name}: {rows[name]}")
+    app.concepts.rules = shipped
+    formed = [n for n, r in rows.items() if r["formed"]]
+    chosen = max(formed, key=lambda n: rows[n]["train"]["ndcg@10"]) if formed else None
+    return {"rows": rows, "chosen_on_train": chosen}
+
+
+def _splits(rows: Mapping[str, Any]) -> dict[str, Any]:
+    return {split: rows["no concepts"][split] for split in ("test", "train")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bench import explore_eval, retrieve_eval
+    from bench.eval import DEPTH, open_indexed
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a small slice of SciFact")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
+    parser.add_argument("--no-cache", action="store_true", help="embed everything afresh")
+    args = parser.parse_args(argv)
+    data = scifact.load()
+    if args.quick:
+        data = scifact.subset(data, docs=300, queries_per_split=20)
+    ids = {scifact.note_id(doc): doc for doc in data.corpus}
+    with tempfile.TemporaryDirectory(prefix="lithos-concepts-") as tmp:
+        write = partial(scifact.write_notes, data)
+        app, build = open_indexed(write, Path(tmp), use_cache=not args.no_cache)
+        try:
+            learning = retrieve_eval.learning(app, data.queries, data.qrels, ids, DEPTH, {})
+            db = app.stats_store.db
+            db.call(partial(explore_eval.row_state, "save"))
+            result = grid(
+                app,
+                data.queries,
+                data.qrels,
+                ids,
+                lambda: db.call(partial(explore_eval.row_state, "restore")),
+            )
+        finally:
+            app.close()
+    result |= {
+        "quick": args.quick,
+        "corpus_docs": len(data.corpus),
+        "queries": {split: len(table) for split, table in data.qrels.items()},
+        "build": build,
+        "cited_notes": learning["cited_notes"],
+        "load_average": machine.load_average(),
+    }
+    name = "concepts-quick" if args.quick else "concepts"
+    print(f"wrote {machine.write_result(args.out, name, result)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

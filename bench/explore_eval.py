@@ -5,7 +5,8 @@ Every row is ``lithos_retrieve`` at ``limit`` 10, what an agent asks for (explor
 places among the results shown, so it must be scored at the size shown), with ``lcma``
 settings overridden for that row only (see :data:`ROWS`). SciFact runs twice: before and after
 agents' feedback on its train queries, which writes the typed ``related_to`` edges the graph
-scout follows and temperature reads. Each row also reports how hot its queries were (mean
+scout follows and temperature reads (concepts formed from that feedback are measured by
+bench/concepts_eval.py). Each row also reports how hot its queries were (mean
 temperature, share above ``exploration.threshold``) and its mean latency.
 
     .venv/bin/python bench/explore_eval.py                # both data sets, bench/out/
@@ -33,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pydantic import BaseModel
 
-from bench import concepts_eval, longmemeval, machine, retrieve_eval, scifact
+from bench import longmemeval, machine, retrieve_eval, scifact
 from bench.eval import DEPTH, open_indexed
 from bench.machine import log
 from bench.metrics import evaluate
@@ -152,7 +153,6 @@ def scifact_rows(args: argparse.Namespace) -> dict[str, Any]:
             edges = len(app.edge_store.find(EdgeFilter(limit=10**7), app.clock()))
             scouts = app.stats_store.scout_weight_table(EXPLORATION_SCOUTS)
             after = run_rows(app, test, score)
-            concepts = concepts_eval.effect(app, data.queries, data.qrels, ids)
         finally:
             app.close()
     return {
@@ -163,7 +163,6 @@ def scifact_rows(args: argparse.Namespace) -> dict[str, Any]:
         "after_feedback": after,
         "feedback": {"cited_notes": learning["cited_notes"], "edges": edges},
         "scout_weights": [asdict(w) for w in scouts if w.learned],
-        "concepts": concepts,
     }
 
 

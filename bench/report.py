@@ -29,6 +29,9 @@ SECTION_TITLES = {
     "perf": "## Performance: PowerShell docs + tldr pages",
     "load": "## Server cost per call: wrk over streamable HTTP",
     "explore": "## Exploration, analogy and the graph scout, with and without",
+    "concepts": "## Concept nodes: formation rule and gateway (SciFact)",
+    "analogy": "## The analogy scout on hand-made framed notes",
+    "terrace": "## Terrace 2 against a fake model: cost, firing rate, honesty",
     "vector_compact": "## Compact vectors: int8 against float32 search",
     "ingest": "## Bulk ingest: lithos_write_batch and lithos import",
     "scale": "## Scale: 1,000 to 100,000 notes",
@@ -953,6 +956,107 @@ def explore_section(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _load_line(result: dict[str, Any]) -> str:
+    load = result.get("load_average")
+    return f"load average {load[0]}, {load[1]}, {load[2]}" if load else "load not recorded"
+
+
+def concepts_grid_section(result: dict[str, Any]) -> list[str]:
+    """bench/concepts_eval.py: each formation rule from the same feedback, both splits."""
+    lines = [SECTION_TITLES["concepts"], ""]
+    lines += machine_section(result["machine"])
+    lines += [
+        f"- {result['corpus_docs']} abstracts; feedback on {result['queries']['train']} train "
+        f"queries cited {result['cited_notes']} abstracts; each rule forms its concepts from "
+        "that feedback, then both splits are retrieved at limit 10 as an agent receives them "
+        "(a concept note counts as non-relevant); `concept shown` is the share of queries "
+        f"with a concept in the top 10; {_load_line(result)}",
+        f"- Rule chosen on train nDCG@10: {result['chosen_on_train'] or 'none formed'}",
+        "",
+    ]
+    metrics = ["ndcg@10", "recall@10", "mrr@10", "concept_shown"]
+    rows = []
+    for name, row in result["rows"].items():
+        rule = json.dumps(row["rule"]) if row["rule"] else ("" if row["rule"] is None else "{}")
+        for split in ("train", "test"):
+            rows.append(
+                [name, rule, row["formed"], row["members"], split]
+                + [row[split][m] for m in metrics]
+            )
+    return lines + table(["rule", "overrides", "concepts", "members", "queries", *metrics], rows)
+
+
+def analogy_section(result: dict[str, Any]) -> list[str]:
+    """bench/analogy_eval.py: scout_analogy weights on the hand-made framed notes."""
+    lines = [SECTION_TITLES["analogy"], ""]
+    lines += machine_section(result["machine"])
+    lines += [
+        f"- {result['fixture_notes']} hand-made notes (tests/fixtures/analogy: 30 postmortems "
+        f"in 10 families, 10 topical distractors; {result['framed_notes']} framed) among "
+        f"{result['background_pages']} real tldr pages; {result['queries']['tune']} tune and "
+        f"{result['queries']['test']} test queries, all three members of a family relevant; "
+        "`analogues@10` is the share of the two off-topic members found; limit 10; "
+        f"{_load_line(result)}",
+        f"- Weight chosen on the tune queries: {result['chosen_on_tune']}",
+        "",
+    ]
+    metrics = ["ndcg@10", "recall@10", "analogues@10"]
+    rows = []
+    for row in result["rows"].values():
+        for split in ("tune", "test"):
+            rows.append([row["scout_analogy"], split, *[row[split][m] for m in metrics]])
+    return lines + table(["scout_analogy", "queries", *metrics], rows)
+
+
+def terrace_section(result: dict[str, Any]) -> list[str]:
+    """bench/terrace_eval.py: Terrace 2's overhead and firing rate against a fake model."""
+    lines = [SECTION_TITLES["terrace"], ""]
+    lines += machine_section(result["machine"])
+    lines += [
+        "- A fake OpenAI-compatible endpoint in the benchmark process answers at once (the "
+        f"notes reversed) and fails every {result['fail_every']}th request with HTTP 500; "
+        f"limit {result['limit']}; latency medians (p90) in ms; prompt tokens are characters "
+        f"/ 4; {_load_line(result)}",
+        "",
+    ]
+    rows = []
+    for name in ("scifact", "longmemeval"):
+        r = result.get(name)
+        if not r:
+            continue
+        heat = r["temperature"]
+        rows.append(
+            [
+                name,
+                r["queries"],
+                f"{r['asked_share']:.1%}",
+                ", ".join(f"{c} {v}" for c, v in r["asked_by_class"].items()),
+                f"{r['latency_ms_off']['median']} ({r['latency_ms_off']['p90']})",
+                f"{r['latency_ms_on']['median']} ({r['latency_ms_on']['p90']})",
+                f"{r['prompt_tokens'].get('median', '—')} ({r['prompt_tokens'].get('p90', '—')})",
+                f"{r['terrace_reached']} / {r['planted_failures']} failed / "
+                f"{r['terrace_reached_wrong']} wrong",
+                f"{heat['mean']} [{heat['min']}, {heat['max']}]",
+                ", ".join(f">{t}: {v:.0%}" for t, v in r["hot_share_at"].items()),
+            ]
+        )
+    return lines + table(
+        [
+            "data",
+            "queries",
+            "sent to the model",
+            "by class (sent/all)",
+            "ms off",
+            "ms on",
+            "prompt tokens",
+            "terrace_reached / planted failures / wrong",
+            "temperature mean [min, max]",
+            "share hotter than",
+        ],
+        rows,
+    )
+
+
 def _previous_sections(path: Path) -> dict[str, list[str]]:
     """The ``## `` sections of an existing RESULTS.md by title, without the notes."""
     if not path.exists():
@@ -995,6 +1099,9 @@ def main(argv: list[str] | None = None) -> int:
         ("perf", perf_section, plot_latency),
         ("load", load_section, None),
         ("explore", explore_section, None),
+        ("concepts", concepts_grid_section, None),
+        ("analogy", analogy_section, None),
+        ("terrace", terrace_section, None),
         ("vector_compact", vector_compact_section, None),
         ("ingest", ingest_section, None),
         ("scale", scale_section, plot_scale),

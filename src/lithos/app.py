@@ -365,7 +365,11 @@ class LithosApp:
                 seed=lcma.exploration.seed,
             ),
         )
-        llm = LlmSettings(**lcma.llm.model_dump(), hot_threshold=lcma.exploration.threshold)
+        hot = lcma.llm.hot_threshold
+        llm = LlmSettings(
+            **lcma.llm.model_dump(exclude={"hot_threshold"}),
+            hot_threshold=lcma.exploration.threshold if hot is None else hot,
+        )
         phase_a: list[Scout] = [
             scouts.VectorScout(
                 self.vectors,

@@ -246,9 +246,10 @@ class LlmConfig(_Section):
     prompt_token_budget: int = Field(default=2000, ge=100, le=200_000)
     timeout_seconds: float = Field(default=10.0, gt=0.0, le=300.0)
     candidates: int = Field(default=10, ge=1, le=100)
-    # A design question goes to the model above this temperature (any query above
-    # lcma.exploration.threshold does).
+    # A design question goes to the model above this temperature, any query above
+    # hot_threshold (unset: lcma.exploration.threshold).
     class_threshold: float = Field(default=0.25, ge=0.0, le=1.0)
+    hot_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     # Below this confidence, a hot query's follow-up queries (at most followup_queries; 0:
     # never) are run and the model asked once more.
     followup_confidence: float = Field(default=0.5, ge=0.0, le=1.0)

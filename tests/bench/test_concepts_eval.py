@@ -43,3 +43,41 @@ def test_the_permissive_rule_forms_a_concept_and_both_gateway_rows_are_scored(ap
     lines = report.concepts_section({"concepts": found})
     assert lines[0].startswith("Concepts (after the learning run): 0 formed by the shipped")
     assert "| train | off |" in "\n".join(lines)
+
+
+def test_the_grid_forms_each_rule_from_the_same_feedback_and_chooses_on_train(app: LithosApp):
+    from functools import partial
+
+    from bench.explore_eval import row_state
+
+    ids = asyncio.run(setup(app))
+    queries = {"q1": "retry backoff", "q2": "tomatoes"}
+    qrels = {"train": {"q1": {"d1": 1, "d2": 1}}, "test": {"q2": {"d3": 1}}}
+    db = app.stats_store.db
+    db.call(partial(row_state, "save"))
+    found = concepts_eval.grid(
+        app, queries, qrels, ids, lambda: db.call(partial(row_state, "restore"))
+    )
+    rows = found["rows"]
+    assert list(rows) == ["no concepts", *concepts_eval.RULES]
+    permissive = "pairs cited together once, clusters of 2"
+    assert [n for n, r in rows.items() if r["formed"]] == [permissive]
+    assert found["chosen_on_train"] == permissive
+    assert rows[permissive]["members"] == 2
+    assert rows["shipped"]["train"] == rows["no concepts"]["train"]
+    # Every rule started from no concepts: only the last rule's concept is left.
+    assert len(app.memory_store.concepts()) == 1
+    assert app.concepts.rules.min_coactivation == 3  # the shipped rule is back
+    lines = "\n".join(
+        report.concepts_grid_section(
+            {
+                **found,
+                "machine": {k: "m" for k in ("cpu_model", "cores", "memory_gb", "os", "python")}
+                | {"date": "d", "commit": "c"},
+                "corpus_docs": 3,
+                "queries": {"train": 1, "test": 1},
+                "cited_notes": 2,
+            }
+        )
+    )
+    assert f"| {permissive} |" in lines

@@ -10,13 +10,13 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastmcp import Client
 
+from bench.terrace_eval import serving
 from lithos.app import LithosApp
 from lithos.domain.edges import EdgeUpsert
 from lithos.domain.retrieval import RetrievedNote
@@ -52,32 +52,16 @@ def completion(content: str) -> tuple[int, bytes]:
 def model() -> Iterator[tuple[FakeModel, str]]:
     fake = FakeModel(reply=lambda request: completion("{}"))
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length", 0))
-            request = json.loads(self.rfile.read(length))
-            fake.requests.append(request)
-            fake.headers.append(dict(self.headers))
-            status, body = fake.reply(request)
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def answer(request: dict[str, Any], headers: dict[str, str]) -> tuple[int, bytes]:
+        fake.requests.append(request)
+        fake.headers.append(headers)
+        return fake.reply(request)
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield fake, f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        fake.release.set()
-        server.shutdown()
-        server.server_close()
+    with serving(answer) as url:
+        try:
+            yield fake, url
+        finally:
+            fake.release.set()
 
 
 @pytest.fixture
@@ -225,6 +209,33 @@ async def test_a_cold_query_does_not_call_the_model(llm_client):
     result = await retrieve(client, "solar")
     assert result["temperature"] <= 0.6 and result["terrace_reached"] == 1
     assert result["degraded"] is False and fake.requests == []
+
+
+async def test_a_hot_threshold_of_its_own_keeps_warm_queries_from_the_model(
+    tmp_path: Path, model: tuple[FakeModel, str]
+):
+    fake, url = model
+    fake.reply = lambda request: completion('{"ranking": [{"n": 1}]}')
+    llm = {"enabled": True, "base_url": url, "model": "m", "hot_threshold": 0.99}
+    app = make_app(tmp_path / "data", **{"lcma.llm": llm})
+    app.start(watch=False)
+    try:
+        interpreter = app.retrieval.interpreter
+        assert interpreter is not None and interpreter.settings.hot_threshold == 0.99
+        async with Client(create_server(app)) as client:
+            await seed(client)
+            result = await retrieve(client, "solar battery at night")
+    finally:
+        app.close()
+    # Hot for exploration (above 0.6), not for the model: the model is never asked.
+    assert 0.6 < result["temperature"] <= 0.99
+    assert result["terrace_reached"] == 1 and fake.requests == []
+    default = make_app(tmp_path / "other", **{"lcma.llm": {**llm, "hot_threshold": None}})
+    try:
+        assert default.retrieval.interpreter is not None
+        assert default.retrieval.interpreter.settings.hot_threshold == 0.6
+    finally:
+        default.close()
 
 
 def test_should_use_llm_pass_follows_the_design():

@@ -165,3 +165,29 @@ async def test_retrieval_returns_the_concept_with_its_specifics_and_damps_repeat
         scores.append(by_id[concept].score)
     assert scores[0] > scores[1] > scores[2]  # each retrieval in the window costs more
     assert any("concept: damped -0.10" in r for r in by_id[concept].reasons)
+
+
+async def test_the_gateway_shows_one_concept_after_its_best_specific_in_the_last_place(
+    lithos: LithosApp, clock: Clock
+):
+    ids = await notes(lithos)
+    group = [ids["Exponential backoff"], ids["Retry jitter"], ids["Retry budget"]]
+    await cite_together(lithos, clock, group)
+    [concept] = (await lithos.concepts.form()).formed
+    clock.advance(days=2)
+
+    got = await lithos.retrieval.retrieve(RetrievalQuery(query="retry jitter", limit=3))
+    order = [r.id for r in got.results]
+    assert len(order) == 3 and order.count(concept) == 1
+    place = order.index(concept)
+    assert place > 0 and order[place - 1] in group  # right after a member shown anyway
+    assert order[0] in group and order.index(order[0]) < place
+    # The other results keep their ranking; the concept only took a place after them.
+    scores = [r.score for r in got.results if r.id != concept]
+    assert scores == sorted(scores, reverse=True)
+
+    # No member among the results: the concept stays out, however well its text matches.
+    got = await lithos.retrieval.retrieve(RetrievalQuery(query="tomatoes sun watering", limit=1))
+    assert [r.id for r in got.results] == [ids["Tomato care"]]
+    got = await lithos.retrieval.retrieve(RetrievalQuery(query="tomatoes sun watering", limit=2))
+    assert concept not in {r.id for r in got.results}

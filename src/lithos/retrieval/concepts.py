@@ -3,9 +3,9 @@ together with their specifics.
 
 Damping: a concept's salience counts only up to ``salience_cap``, and a concept retrieved
 often lately loses score (``repeat_penalty`` per retrieval in the window, up to a cap), so a
-broad concept cannot crowd out the notes it summarises. Gateway: a concept in the results
-brings its best specific along when none is there, and a concept whose members fill two or
-more places of the results joins them when a scout found it. Reasons say which.
+broad concept cannot crowd out the notes it summarises. Gateway: at most one concept joins
+the results, right after its best specific and only when that specific is shown anyway; it
+takes the last place, never more (measured on SciFact, bench/NOTES.md). Reasons say which.
 """
 
 from __future__ import annotations
@@ -62,53 +62,46 @@ class ConceptGateway:
         return rank.ranked({c.note_id: c for c in ordered})
 
     def join(self, ordered: Sequence[Candidate], limit: int, titles: Titles) -> list[Candidate]:
-        """The ``limit`` results, concepts kept together with their specifics: a concept in
-        the results brings its best specific, and a concept two or more of whose members are
-        in the results joins them (when a scout found it). Lower-ranked results make room."""
-        final = list(ordered[:limit])
-        if not self.rules.gateway or limit < 2:
-            return final
-        window = list(ordered[: max(3 * limit, 30)])
+        """The ``limit`` results with at most one concept among them, placed as a gateway
+        right after its best specific. Concepts Lithos formed never take a place on their own
+        score: one is shown only when a scout found it, one of its members is among the
+        first ``limit - 1`` other results, and its damped score is at least that of the
+        result it displaces (the last one), so a concept costs the results at most their
+        last, weakest place and damping decides when it stops coming back."""
+        if not self.rules.gateway:
+            return list(ordered[:limit])
         groups: dict[str, set[str]] = {}
-        for concept, member in self.memory.concept_links([c.note_id for c in window]):
+        for concept, member in self.memory.concept_links([c.note_id for c in ordered]):
             groups.setdefault(concept, set()).add(member)
-        position = {c.note_id: i for i, c in enumerate(ordered)}
-        chosen = {c.note_id for c in final}
-        pairs: list[tuple[str, list[str]]] = []  # (concept, its specifics in the results)
-        for concept in sorted((g for g in groups if g in position), key=position.__getitem__):
-            members = [c.note_id for c in window if c.note_id in groups[concept]]
-            here = [m for m in members if m in chosen]
-            if concept in chosen and not here:
-                here = members[:1]
-            elif concept not in chosen and len(here) < 2:
-                continue
-            if here:
-                chosen |= {concept, *here}
-                pairs.append((concept, here))
-        kept = {n for concept, here in pairs for n in (concept, *here)}
-        picked = [c for c in ordered if c.note_id in chosen]
-        while len(picked) > limit:
-            spare = [i for i, c in enumerate(picked) if c.note_id not in kept]
-            if not spare:
-                break
-            picked.pop(spare[-1])
-        picked = picked[:limit]
-        self._explain(picked, pairs, titles)
+        specifics = [c for c in ordered if c.note_id not in groups]
+        final = specifics[:limit]
+        if limit < 2:
+            return final
+        shown = [c.note_id for c in final[: limit - 1]]
+        floor = final[-1].score if len(final) == limit else float("-inf")
+        options = [  # (its best member's place, -score, concept) for each concept that may join
+            (min(i for i, n in enumerate(shown) if n in groups[c.note_id]), -c.score, c.note_id)
+            for c in ordered
+            if c.note_id in groups and c.score >= floor and groups[c.note_id] & set(shown)
+        ]
+        if not options:
+            return final
+        place, _, concept_id = min(options)
+        found = {c.note_id: c for c in ordered}
+        picked = [*final[: place + 1], found[concept_id], *final[place + 1 :]][:limit]
+        here = [n for n in shown if n in groups[concept_id]]
+        self._explain(picked, concept_id, here, titles)
         return picked
 
     def _explain(
-        self, picked: list[Candidate], pairs: list[tuple[str, list[str]]], titles: Titles
+        self, picked: list[Candidate], concept: str, specifics: list[str], titles: Titles
     ) -> None:
         shown = {c.note_id: c for c in picked}
-        names = titles({n for concept, here in pairs for n in (concept, *here)})
-        for concept, here in pairs:
-            specifics = [m for m in here if m in shown]
-            if concept not in shown or not specifics:
-                continue
-            listed = ", ".join(f"'{names.get(m, m)}'" for m in specifics[:3])
-            _reason(shown[concept], f"concept: gateway to {len(specifics)} results ({listed})")
-            for member in specifics:
-                _reason(shown[member], f"concept: a specific of '{names.get(concept, concept)}'")
+        names = titles({concept, *specifics})
+        listed = ", ".join(f"'{names.get(m, m)}'" for m in specifics[:3])
+        _reason(shown[concept], f"concept: gateway to {len(specifics)} results ({listed})")
+        for member in specifics:
+            _reason(shown[member], f"concept: a specific of '{names.get(concept, concept)}'")
 
 
 def _reason(candidate: Candidate, reason: str) -> None:
