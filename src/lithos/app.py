@@ -49,7 +49,7 @@ from lithos.retrieval.scouts import Scout
 from lithos.retrieval.service import RetrievalService, RetrievalSettings
 from lithos.retrieval.temperature import TemperatureSettings
 from lithos.retrieval.terrace import Interpreter, LlmSettings
-from lithos.runtime import release_free_memory
+from lithos.runtime import release_free_memory, set_blas_threads
 from lithos.services.agents import AgentRegistry
 from lithos.services.committer import FullTextCommitter
 from lithos.services.concepts import ConceptService
@@ -145,6 +145,7 @@ class LithosApp:
         # A note file holds up to max_content_bytes of content plus its frontmatter.
         self.max_file_bytes = cfg.storage.max_content_bytes + FRONTMATTER_ALLOWANCE
         self.files = KnowledgeFiles(cfg.knowledge_dir)
+        set_blas_threads(cfg.search.blas_threads)  # process-wide, like the malloc settings
         self.coordination_db = self._open_state("coordination")
         self.identities = IdentityMap(self._open_state("identities"))
         self.embedder = self._embedder or create_embedder(

@@ -81,6 +81,10 @@ class StorageConfig(_Section):
 class SearchConfig(_Section):
     embedding_model: str = "all-MiniLM-L6-v2"
     embedding_threads: int = Field(default=1, ge=1, le=64)
+    # Threads numpy's BLAS (OpenBLAS) splits one matrix product over; 0 leaves its default
+    # (every core). Requests and scouts already run in threads of their own: one was many
+    # times faster on a busy 2-core machine (docs/concurrency.md).
+    blas_threads: int = Field(default=1, ge=0, le=64)
     # Texts per model run (and chunks per embedding round): batch 1 was the fastest measured
     # on the 2-core machine (docs/embeddings.md).
     embedding_batch_size: int = Field(default=1, ge=1, le=256)

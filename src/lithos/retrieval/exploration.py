@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
 from lithos.domain.retrieval import EXPLORATION_SCOUTS, NOVELTY, RANDOM, Candidate, ScoutHit
 from lithos.retrieval.context import ScoutContext
 from lithos.store.stats import StatsStore
@@ -71,13 +73,15 @@ class NoveltyScout:
         query = ctx.query_vector()
         chosen = [vectors[note] for note in top if note in vectors]
         counts = self.stats.node_stats(rest)
+        block = np.stack([vectors[note] for note in rest])
+        relevances = block @ query
+        overlaps = (block @ np.stack(chosen).T).max(axis=1) if chosen else np.zeros(len(rest))
         scored = []
-        for note in rest:
-            vector = vectors[note]
-            relevance = float(vector @ query)
+        for note, relevance, overlap in zip(
+            rest, relevances.tolist(), overlaps.tolist(), strict=True
+        ):
             if relevance <= 0:
                 continue
-            overlap = max((float(vector @ other) for other in chosen), default=0.0)
             retrieved = counts[note].retrieval_count if note in counts else 0
             rarity = 1.0 / (1.0 + math.log1p(retrieved))
             score = relevance * (1.0 - max(0.0, overlap)) * rarity
