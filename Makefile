@@ -34,6 +34,7 @@ bench: install
 	FASTMCP_CHECK_FOR_UPDATES=off $(PY) bench/ingest.py $(INGEST_ARGS)
 	FASTMCP_CHECK_FOR_UPDATES=off $(PY) bench/write_latency.py $(WRITE_ARGS)
 	FASTMCP_CHECK_FOR_UPDATES=off $(PY) bench/scale.py $(SCALE_ARGS)
+	FASTMCP_CHECK_FOR_UPDATES=off $(PY) bench/vector_scale.py $(VECTOR_SCALE_ARGS)
 	$(PY) bench/report.py
 
 eval: install

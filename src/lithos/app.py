@@ -296,6 +296,7 @@ class LithosApp:
                 revision=space.revision,
                 embedders=self._space_embedder,
                 compact=self.config.search.compact_vectors,
+                shortlist=self.config.search.vector_shortlist,
             )
 
         tantivy = data / ".tantivy"

@@ -94,6 +94,10 @@ class SearchConfig(_Section):
     # Hold search vectors as int8 (a quarter of the memory) and re-score the best candidates
     # from the float32 vectors on disk: the same results (docs/embeddings.md).
     compact_vectors: bool = True
+    # With compact vectors, a search first shortlists the chunks whose vectors' sign bits are
+    # nearest the query's and scores only those: at least this many (more in a large index);
+    # 0 scores every chunk (docs/embeddings.md, "Shortlist").
+    vector_shortlist: int = Field(default=1000, ge=0)
     semantic_threshold: float = Field(default=0.3, ge=0.0, le=1.0)
     max_results: int = Field(default=50, ge=1, le=1000)
     chunk_size: int = Field(default=500, ge=50)

@@ -29,7 +29,7 @@ def test_int8_rows_score_within_a_few_thousandths_of_float32() -> None:
     query = vectors[7]
     assert np.abs(compact.scores(query, 500) - exact.scores(query, 500)).max() < 0.005
     assert np.abs(compact.get([1, 2]) - vectors[[1, 2]]).max() < 0.01
-    assert compact.nbytes * 3.9 < exact.nbytes  # 384 + 4 bytes a row against 1,536
+    assert compact.nbytes * 3.5 < exact.nbytes  # 384 + 4 + 48 (signs) bytes a row: 1,536
 
 
 def test_growing_int8_rows_keeps_what_they_hold() -> None:
@@ -70,7 +70,7 @@ def test_a_compact_store_returns_the_exact_ranking_and_similarities(
         assert [c.similarity for c in found_notes] == pytest.approx(
             [c.similarity for c in best], abs=1e-6
         )
-        assert compact.matrix_bytes() * 3.9 < exact.matrix_bytes()
+        assert compact.matrix_bytes() * 3.5 < exact.matrix_bytes()
     finally:
         exact.close()
         compact.close()
@@ -110,3 +110,59 @@ def test_compact_searches_and_writes_from_many_threads_never_deadlock(tmp_path: 
         )
     finally:
         store.close()
+
+
+def test_sign_shortlist_keeps_the_rows_nearest_the_query_and_every_tie() -> None:
+    vectors = unit_rows(2000)
+    rows = Int8Rows(2000, 384)
+    for row, vector in enumerate(vectors):
+        rows.set(row, vector)
+    query = vectors[123] + 0.01 * unit_rows(1, seed=5)[0]
+    picked = rows.nearest_signs(query, 2000, 50, None)
+    assert picked is not None and 123 in picked and len(picked) >= 50
+    assert list(picked) == sorted(picked)
+    distance = ((vectors > 0) != (query > 0)).sum(axis=1)
+    left_out = np.setdiff1d(np.arange(2000), picked)
+    assert distance[picked].max() < distance[left_out].min()  # ties at the cut all kept
+    # Restricted to some rows: only those, the nearest of them.
+    among = np.arange(0, 2000, 2)
+    kept = rows.nearest_signs(query, 2000, 50, among)
+    assert kept is not None and set(kept) <= set(among) and len(kept) >= 50
+    assert distance[kept].max() < distance[np.setdiff1d(among, kept)].min()
+    # No more rows than asked for: all of them.
+    assert list(rows.nearest_signs(query, 30, 50, None)) == list(range(30))
+    assert Float32Rows(4, 384).nearest_signs(query, 4, 2, None) is None
+
+
+def test_shortlisted_scores_are_the_int8_scores_of_the_rows_kept() -> None:
+    vectors = unit_rows(300)
+    rows = Int8Rows(300, 384)
+    for row, vector in enumerate(vectors):
+        rows.set(row, vector)
+    picked = np.array([3, 40, 299])
+    assert rows.scores_of(vectors[40], picked) == pytest.approx(
+        rows.scores(vectors[40], 300)[picked], abs=1e-6
+    )
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_shortlisted_store_finds_the_exact_best_notes(tmp_path: Path, seed: int) -> None:
+    exact = filled(tmp_path / "f32.db", False, 1500)
+    # Minimum 10 rows: the share of the matrix (3,000 // 64 = 46) or four times what the
+    # ranking re-scores (200) decides, a fifteenth of the rows.
+    short = VectorStore(tmp_path / "f32.db", "random", 384, compact=True, shortlist=10)
+    try:
+        query = unit_rows(3000, seed=9)[seed * 700] + 0.3 * unit_rows(1, seed=seed)[0]
+        best = exact.rank_notes(query, 10)
+        found = short.rank_notes(query, 10)
+        assert found[0].note_id == best[0].note_id
+        assert found[0].similarity == pytest.approx(best[0].similarity, abs=1e-6)
+        assert len({c.note_id for c in found} & {c.note_id for c in best}) >= 8
+        # A filter that leaves out the best note: the best allowed one is still found.
+        allowed = {f"n{i}" for i in range(1500)} - {best[0].note_id}
+        filtered = short.rank_notes(query, 3, allowed.__contains__)
+        assert filtered[0].note_id == exact.rank_notes(query, 3, allowed.__contains__)[0].note_id
+        assert best[0].note_id not in {c.note_id for c in filtered}
+    finally:
+        exact.close()
+        short.close()

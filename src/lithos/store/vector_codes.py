@@ -1,6 +1,10 @@
 """How the search matrix holds its vectors in memory: float32, or int8 codes with one scale per
 row (a quarter of the memory; scores within about 0.002 of float32, which the vector store
-corrects for the top candidates by re-scoring them from the float32 vectors in SQLite)."""
+corrects for the top candidates by re-scoring them from the float32 vectors in SQLite).
+
+Int8 rows also keep each vector's sign bits (48 bytes at 384 dimensions), so a search over many
+rows can first shortlist the rows whose signs differ least from the query's (Hamming distance,
+a few machine words a row) and score only those: :meth:`Int8Rows.nearest_signs`."""
 
 from __future__ import annotations
 
@@ -40,6 +44,19 @@ class RowVectors(Protocol):
         """A copy with ``capacity`` rows (the new ones zero)."""
         ...
 
+    def nearest_signs(
+        self, query: np.ndarray, size: int, count: int, rows: np.ndarray | None
+    ) -> np.ndarray | None:
+        """At least ``count`` of the first ``size`` rows (of ``rows`` only, when given) whose
+        sign bits differ least from ``query``'s, ties at the cut included, in row order; every
+        one of them when there are no more than ``count``. ``None`` when the rows keep no sign
+        bits (then score them all)."""
+        ...
+
+    def scores_of(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``query`` times each of ``rows``, in that order."""
+        ...
+
 
 class Float32Rows:
     exact = True
@@ -74,6 +91,14 @@ class Float32Rows:
         bigger.array[: len(self)] = self.array
         return bigger
 
+    def nearest_signs(
+        self, query: np.ndarray, size: int, count: int, rows: np.ndarray | None
+    ) -> np.ndarray | None:
+        return None
+
+    def scores_of(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return _blocked_scores(self.array, rows, query)
+
 
 class Int8Rows:
     """Symmetric per-row quantisation: ``vector ~= codes * scale`` with
@@ -84,19 +109,21 @@ class Int8Rows:
     def __init__(self, capacity: int, dimension: int) -> None:
         self.codes = np.zeros((capacity, dimension), dtype=np.int8)
         self.scales = np.zeros(capacity, dtype=np.float32)
+        self.signs = np.zeros((capacity, _words(dimension)), dtype=np.uint64)
 
     def __len__(self) -> int:
         return len(self.codes)
 
     @property
     def nbytes(self) -> int:
-        return int(self.codes.nbytes + self.scales.nbytes)
+        return int(self.codes.nbytes + self.scales.nbytes + self.signs.nbytes)
 
     def set(self, row: int, vector: np.ndarray) -> None:
         peak = float(np.abs(vector).max()) if vector.size else 0.0
         scale = peak / 127 if peak > 0 else 1.0
         self.codes[row] = np.rint(vector / scale)
         self.scales[row] = scale
+        self.signs[row] = sign_bits(vector)
 
     def get(self, rows: list[int]) -> np.ndarray:
         decoded: np.ndarray = self.codes[rows].astype(np.float32) * self.scales[rows, None]
@@ -118,7 +145,63 @@ class Int8Rows:
         bigger = Int8Rows(capacity, self.codes.shape[1])
         bigger.codes[: len(self)] = self.codes
         bigger.scales[: len(self)] = self.scales
+        bigger.signs[: len(self)] = self.signs
         return bigger
+
+    def nearest_signs(
+        self, query: np.ndarray, size: int, count: int, rows: np.ndarray | None
+    ) -> np.ndarray | None:
+        total = size if rows is None else len(rows)
+        if total <= count:
+            return np.arange(size) if rows is None else rows
+        distances = np.empty(total, dtype=np.uint16)
+        bits = sign_bits(query)
+        for start in range(0, total, SIGN_BLOCK_ROWS):
+            end = min(start + SIGN_BLOCK_ROWS, total)
+            signs = self.signs[start:end] if rows is None else self.signs[rows[start:end]]
+            differing = np.bitwise_count(signs ^ bits)  # uint8, one count per word
+            block = distances[start:end]
+            np.copyto(block, differing[:, 0])
+            for word in range(1, differing.shape[1]):
+                block += differing[:, word]
+        # The smallest distance that at least `count` rows reach: a histogram, not a sort.
+        reached = np.cumsum(np.bincount(distances))
+        cut = int(np.searchsorted(reached, count))
+        picked = np.flatnonzero(distances <= cut)
+        return picked if rows is None else rows[picked]
+
+    def scores_of(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        out = _blocked_scores(self.codes, rows, query)
+        out *= self.scales[rows]
+        return out
+
+
+# Rows whose sign bits are compared at a time (bounds the temporary arrays to a few MB).
+SIGN_BLOCK_ROWS = 65_536
+
+
+def _words(dimension: int) -> int:
+    return (dimension + 63) // 64
+
+
+def sign_bits(vector: np.ndarray) -> np.ndarray:
+    """The signs of ``vector`` (1 for a positive component) packed into 64-bit words."""
+    packed = np.zeros(8 * _words(vector.shape[-1]), dtype=np.uint8)
+    bits = np.packbits(vector > 0)
+    packed[: bits.size] = bits
+    return packed.view(np.uint64)
+
+
+def _blocked_scores(matrix: np.ndarray, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """``query`` times each of ``matrix[rows]`` as float32, in blocks small enough that
+    OpenBLAS stays on the calling thread (see SCORE_BLOCK_ELEMENTS)."""
+    out = np.empty(len(rows), dtype=np.float32)
+    step = max(1, SCORE_BLOCK_ELEMENTS // matrix.shape[1])
+    for start in range(0, len(rows), step):
+        end = min(start + step, len(rows))
+        block = matrix[rows[start:end]].astype(np.float32, copy=False)
+        np.matmul(block, query, out=out[start:end])
+    return out
 
 
 def row_vectors(capacity: int, dimension: int, compact: bool) -> Float32Rows | Int8Rows:

@@ -95,6 +95,22 @@ class ChunkMatrix:
         them, possibly calibrated, to :meth:`top` or :meth:`top_notes`."""
         return self._scores(query)
 
+    def shortlist_scores(
+        self, query: np.ndarray, allowed: set[str] | None, count: int
+    ) -> np.ndarray | None:
+        """Like :meth:`scores`, computed only for at least ``count`` rows whose note is in
+        ``allowed``: those whose sign bits are nearest the query's. Every other row scores
+        :data:`UNSCORED`, below any cosine, so :meth:`top` and :meth:`top_notes` never pick it
+        over a scored row and drop it at any ``min_similarity``; not for :meth:`stats`.
+        ``None`` when the rows keep no sign bits (float32): then use :meth:`scores`."""
+        rows = None if allowed is None else self._candidates(allowed)
+        picked = self._vectors.nearest_signs(query, self._size, count, rows)
+        if picked is None:
+            return None
+        out = np.full(self._size, UNSCORED, dtype=np.float32)
+        out[picked] = self._vectors.scores_of(query, picked)
+        return out
+
     def stats(self, scores: np.ndarray) -> ScoreStats:
         """The distribution of :meth:`scores` over the occupied rows."""
         return ScoreStats.of(scores[: self._size][self._note_codes[: self._size] >= 0])
@@ -224,6 +240,10 @@ class ChunkMatrix:
             code = self._free_codes.pop() if self._free_codes else len(self._code_of)
             self._code_of[note_id] = code
         return code
+
+
+# The score of a row a shortlisted search did not score: below every cosine (>= -1).
+UNSCORED = -2.0
 
 
 def _best(scores: np.ndarray, k: int) -> np.ndarray:

@@ -11,11 +11,12 @@ Everything persists in one SQLite file (through :class:`~lithos.store.sqlite.Dat
 - ``spaces``: the embedding spaces the cache holds and which are searched
   (:mod:`lithos.store.vector_spaces`).
 
-Search is exact: one matrix product per searched space over an in-memory float32 matrix of the
-chunks embedded in it. Each chunk is searched in exactly one space: the active one when it has
-a vector there, else the newest retiring space that has one. The matrices are read from SQLite
-on the first search and then kept in step by each write, inside the write's transaction, so
-they never lag the database and are never reloaded in full.
+Search is one matrix product per searched space over an in-memory matrix of the chunks embedded
+in it (float32, or int8 re-scored exactly at the top; a large int8 matrix may first shortlist
+its rows by sign bits, ``shortlist``). Each chunk is searched in exactly one space: the active
+one when it has a vector there, else the newest retiring space that has one. The matrices are
+read from SQLite on the first search and then kept in step by each write, inside the write's
+transaction, so they never lag the database and are never reloaded in full.
 """
 
 from __future__ import annotations
@@ -118,9 +119,14 @@ class VectorStore:
         revision: str = "",
         embedders: EmbedderFor | None = None,
         compact: bool = False,
+        shortlist: int = 0,
     ) -> None:
+        """``compact`` holds the search matrix as int8 rows (re-scored from SQLite);
+        ``shortlist`` > 0 lets a search of compact rows score only the rows nearest the query
+        by sign bits: at least ``shortlist`` of them (see :func:`shortlist_size`)."""
         self.path = path
         self._compact = compact
+        self._shortlist = shortlist
         self.space = EmbeddingSpace(model_id, revision, dimension)
         self.model_id = model_id
         self.dimension = dimension
@@ -410,7 +416,7 @@ class VectorStore:
                     return None
                 spaces = [s for s in [self.space, *self._retiring] if s.id in vectors]
                 scored = [(s, self._matrices[s.id]) for s in spaces]
-                scores = [matrix.scores(vectors[s.id]) for s, matrix in scored]
+                scores = self._scores(scored, vectors, allowed, limit)
                 if conn is not None:
                     for (space, matrix), raw in zip(scored, scores, strict=True):
                         exact = functools.partial(self._exact, conn, space)
@@ -430,6 +436,28 @@ class VectorStore:
             ranked = self._db.call(rank) if self._compact else rank(None)
             if ranked is not None:
                 return ranked
+
+    def _scores(
+        self,
+        scored: list[tuple[EmbeddingSpace, ChunkMatrix]],
+        vectors: dict[str, np.ndarray],
+        allowed: set[str] | None,
+        limit: int,
+    ) -> list[np.ndarray]:
+        """Each space's scores. One space searched (no model change under way) with the
+        shortlist on: only its rows nearest the query by sign bits are scored; several need
+        every score, to calibrate one space's to the other's."""
+        if self._shortlist and len(scored) == 1:
+            space, matrix = scored[0]
+            count = shortlist_size(self._shortlist, len(matrix), limit)
+            short = (
+                matrix.shortlist_scores(vectors[space.id], allowed, count)
+                if len(matrix) > count
+                else None
+            )
+            if short is not None:
+                return [short]
+        return [matrix.scores(vectors[space.id]) for space, matrix in scored]
 
     def _exact(
         self, conn: sqlite3.Connection, space: EmbeddingSpace, hashes: set[str]
@@ -682,6 +710,18 @@ class VectorStore:
 
 # Compact scores are re-scored exactly for the best `limit + RESCORE_MARGIN` rows of each space.
 RESCORE_MARGIN = 40
+# A shortlisted search scores at least one row in SHORTLIST_SHARE of the matrix.
+SHORTLIST_SHARE = 64
+
+
+def shortlist_size(minimum: int, rows: int, limit: int) -> int:
+    """How many rows a shortlisted search scores: ``minimum``, one in ``SHORTLIST_SHARE`` of
+    the ``rows``, or four times what the ranking re-scores, whichever is most (a sixty-fourth
+    of 81,000 real chunk vectors held the whole exact top 10 of every query,
+    bench/vector_scale.py)."""
+    return max(minimum, rows // SHORTLIST_SHARE, 4 * (limit + RESCORE_MARGIN))
+
+
 NEW_TEXT = 0  # queue priority: text no searched space has a vector for
 MIGRATION = 1  # queue priority: text only a retiring space has a vector for
 
