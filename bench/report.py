@@ -36,6 +36,7 @@ SECTION_TITLES = {
     "ingest": "## Bulk ingest: lithos_write_batch and lithos import",
     "scale": "## Scale: 1,000 to 100,000 notes",
     "vector_scale": "## Semantic search at 100,000 notes: sign-bit shortlist",
+    "write_latency": "## lithos_write latency in-process, and where its time goes",
 }
 NOTES_MARK = "<!-- bench/NOTES.md -->"
 TOOLS_PLOTTED = ("read", "write_create", "search_fulltext", "search_semantic", "search_hybrid")
@@ -533,6 +534,69 @@ def ingest_section(result: dict[str, Any]) -> list[str]:
         )
     lines += table(["way", "notes/s", "CPU ms/note", "load", "target (notes/s)", ""], rows)
     return lines
+
+
+WRITE_P95_TARGET_MS = 15  # issue 11: lithos_write p95 at 10,000 notes
+WRITE_PATHS = (
+    ("background", "background commit (as the server runs)"),
+    ("inline", "inline commit (each write waits for its Tantivy commit)"),
+)
+
+
+def write_latency_section(result: dict[str, Any]) -> list[str]:
+    """lithos_write p50/p95/p99 and its steps, against the p95 target (bench/write_latency.py)."""
+    lines = [SECTION_TITLES["write_latency"], ""]
+    lines += machine_section(result["machine"])
+    background = result["background"]
+    calls = background["create_ms"]["n"]
+    lines += [
+        f"- Corpus size used: {result['notes']} real notes indexed (PowerShell docs + tldr "
+        f"pages), no embedding worker; {calls} creates and {calls} updates of one note each "
+        "way, through `KnowledgeService.write` (the call behind `lithos_write`), each followed "
+        "by an untimed full-text search for a word only that write holds.",
+        f"- Load average before / after: {_loads(result['load_before'])} / "
+        f"{_loads(result['load_after'])} (2 cores shared with other work).",
+        "",
+    ]
+    worst = max(background["create_ms"]["p95"], background["update_ms"]["p95"])
+    met = worst < WRITE_P95_TARGET_MS
+    target_size = "" if result["notes"] >= 10_000 else f" (measured at {result['notes']} notes)"
+    lines += table(
+        ["target", "limit", "measured (worst of create, update)", ""],
+        [
+            [
+                f"lithos_write p95 at 10,000 notes{target_size}",
+                f"< {WRITE_P95_TARGET_MS} ms",
+                f"{worst:g} ms",
+                "met" if met else "**missed**",
+            ]
+        ],
+    )
+    rows = []
+    for key, label in WRITE_PATHS:
+        figures = result[key]
+        rows.append(
+            [
+                label,
+                _p(figures["create_ms"]),
+                _p(figures["update_ms"]),
+                figures["not_found_right_after"],
+                f"{figures['load']:.1f}",
+            ]
+        )
+    header = ["write path", "create p50 / p95 / p99 ms", "update p50 / p95 / p99 ms"]
+    lines += table([*header, "not searchable on return", "load"], rows)
+    steps = background["median_step_ms"]
+    lines += [
+        "Median time per write of each step (background commit): "
+        + "; ".join(f"{label} {ms} ms" for label, ms in steps.items())
+        + ".",
+    ]
+    return lines
+
+
+def _loads(values: list[float]) -> str:
+    return ", ".join(f"{v:.1f}" for v in values)
 
 
 def load_section(result: dict[str, Any]) -> list[str]:
@@ -1106,6 +1170,7 @@ def main(argv: list[str] | None = None) -> int:
         ("ingest", ingest_section, None),
         ("scale", scale_section, plot_scale),
         ("vector_scale", vector_scale_section, None),
+        ("write_latency", write_latency_section, None),
     ):
         path = args.out_dir / f"{name}.json"
         if not path.exists():

@@ -5,8 +5,15 @@ from __future__ import annotations
 import time
 
 import pytest
+import yaml
 
-from lithos.domain.frontmatter import MAX_CHARS, MAX_DEPTH, FrontmatterError, load_frontmatter
+from lithos.domain.frontmatter import (
+    MAX_CHARS,
+    MAX_DEPTH,
+    FrontmatterError,
+    dump_frontmatter,
+    load_frontmatter,
+)
 from lithos.domain.notes import split_frontmatter
 
 
@@ -52,3 +59,31 @@ def test_ordinary_anchors_and_moderate_nesting_still_parse():
 def test_invalid_yaml_is_still_a_frontmatter_error():
     with pytest.raises(FrontmatterError, match="invalid YAML"):
         load_frontmatter("title: [unclosed")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Deploy 🚀 done",  # beyond the Basic Multilingual Plane: libyaml would escape it
+        "plain words",
+        "colon: and #hash, 'quotes' and \"double\"",
+        "two\nlines\n",
+        "tab\there, ünïcödé 中文, a\x07bell and \ufeffBOM",
+        "yes",
+        "",
+    ],
+)
+def test_frontmatter_is_written_as_the_python_emitter_writes_it(text: str):
+    values = {"title": text, "tags": [text, "b"], "confidence": 0.5, "meta": {"k": [text, 1]}}
+    expected = yaml.safe_dump(values, sort_keys=False, allow_unicode=True, width=10_000)
+    assert dump_frontmatter(values) == expected
+    assert load_frontmatter(dump_frontmatter(values)) == values
+
+
+def test_characters_beyond_the_basic_plane_are_written_as_they_are():
+    assert dump_frontmatter({"title": "Deploy 🚀"}) == "title: Deploy 🚀\n"
+
+
+def test_unicode_line_breaks_read_back_as_written():
+    values = {"title": "line\x85next\u2028and\u2029more"}
+    assert load_frontmatter(dump_frontmatter(values)) == values

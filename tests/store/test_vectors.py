@@ -9,7 +9,7 @@ import pytest
 
 from lithos.domain.chunks import chunk_hash
 from lithos.domain.embedding import QueryVectors
-from lithos.store.vectors import VectorCounts, VectorStore
+from lithos.store.vectors import NoteChunks, VectorCounts, VectorStore
 from tests.fakes import HashingEmbedder
 
 
@@ -51,6 +51,26 @@ def test_set_note_reports_how_many_chunks_need_embedding(store: VectorStore) -> 
     assert store.set_note("n1", "h1", ["alpha beta", "gamma delta", "alpha beta"]) == 3
     assert sorted(text for _, text in store.pending(10)) == ["alpha beta", "gamma delta"]
     assert store.counts() == VectorCounts(notes=1, chunks=3, embedded_chunks=0, pending_chunks=3)
+
+
+def test_set_notes_stores_a_batch_with_a_count_per_note_and_the_last_version_of_each(
+    store: VectorStore, embedder: HashingEmbedder
+) -> None:
+    store.set_note("old", "h0", ["known text"])
+    embed_pending(store, embedder)
+    search(store, embedder, "known")  # the matrices are loaded: the batch must update them
+    counts = store.set_notes(
+        [
+            NoteChunks("a", "ha1", ["known text", "fresh apples"]),
+            NoteChunks("b", "hb", ["fresh bananas"]),
+            NoteChunks("a", "ha2", ["known text"]),
+        ]
+    )
+    assert counts == [1, 1, 0]
+    assert store.note_hashes() == {"old": "h0", "a": "ha2", "b": "hb"}
+    assert store.chunks("a") == ["known text"]
+    assert [text for _, text in store.pending(10)] == ["fresh bananas"]
+    assert {hit.note_id for hit in search(store, embedder, "known text")} == {"old", "a"}
 
 
 def test_pending_respects_the_limit_and_first_needed_order(store: VectorStore) -> None:

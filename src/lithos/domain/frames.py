@@ -105,6 +105,12 @@ _CUES: dict[Slot, tuple[str, ...]] = {
         "post-mortem",
     ),
 }
+# Per slot, in slot order, one pattern finding any of its cues as whole words in a label's
+# words joined by single spaces and padded with one on each side.
+_CUE_PATTERNS: tuple[tuple[Slot, re.Pattern[str]], ...] = tuple(
+    (slot, re.compile("|".join(re.escape(f" {cue.replace('-', ' ')} ") for cue in _CUES[slot])))
+    for slot in SLOTS
+)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 _LABEL = re.compile(
     r"^\s*(?:[-*]\s+)?(?:\*\*|__)?([A-Za-z][A-Za-z \-]{1,30}?)(?:\*\*|__)?\s*:(?:\*\*|__)?\s*(.*)$"
@@ -137,12 +143,10 @@ class Frame:
 
 def slot_of(label: str) -> Slot | None:
     """The slot a heading or label opens, if any (the first cue found, in slot order)."""
-    text = " ".join(words(label.replace("-", " ")))
-    padded = f" {text} "
-    for slot in SLOTS:
-        for cue in _CUES[slot]:
-            if f" {cue.replace('-', ' ')} " in padded:
-                return slot
+    padded = f" {' '.join(words(label.replace('-', ' ')))} "
+    for slot, cue in _CUE_PATTERNS:
+        if cue.search(padded):
+            return slot
     return None
 
 

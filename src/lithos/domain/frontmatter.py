@@ -10,13 +10,16 @@ reaches Python's recursion limit.
 Where PyYAML has libyaml (its wheels do), the block is parsed in C: once as events to check
 nesting and aliases, then composed and constructed by the same safe constructor, about twenty
 times faster than the pure-Python parser, which dominated indexing time. Without libyaml the
-pure-Python loader checks the same limits while composing.
+pure-Python loader checks the same limits while composing. Frontmatter is written by libyaml
+too (:func:`dump_frontmatter`), except for the few texts it would spell differently.
 
 Pure functions, no I/O.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -39,6 +42,13 @@ class FrontmatterError(ValueError):
 
 
 _C_LOADER: type[yaml.SafeLoader] | None = getattr(yaml, "CSafeLoader", None)
+_C_DUMPER: type[yaml.SafeDumper] | None = getattr(yaml, "CSafeDumper", None)
+# libyaml escapes characters beyond the Basic Multilingual Plane (emoji: "\U0001F680"), which
+# the Python emitter writes as they are; a person reads these files, so such texts go through
+# the Python emitter. For any other text both emit the same bytes, except that libyaml escapes
+# the line breaks NEL, LS and PS where the Python emitter writes a text that reads back with
+# NEL turned into a space.
+_PYTHON_SPELLED = re.compile("[\U00010000-\U0010ffff]")
 
 
 class _LimitedLoader(yaml.SafeLoader):
@@ -78,6 +88,24 @@ def load_frontmatter(block: str) -> Any:
         return _load(_LimitedLoader(block))
     _check_shape(block, _C_LOADER)
     return _load(_C_LOADER(block))
+
+
+def dump_frontmatter(values: Mapping[str, Any]) -> str:
+    """The YAML block of a frontmatter mapping, keys in the given order, characters as they
+    are (``allow_unicode``), never folded (a wide line width)."""
+    dumper = yaml.SafeDumper if _C_DUMPER is None or _python_spelled(values) else _C_DUMPER
+    return yaml.dump(dict(values), Dumper=dumper, sort_keys=False, allow_unicode=True, width=10_000)
+
+
+def _python_spelled(value: object) -> bool:
+    """Whether any text in ``value`` (keys too) holds a character libyaml would escape."""
+    if isinstance(value, str):
+        return _PYTHON_SPELLED.search(value) is not None
+    if isinstance(value, Mapping):
+        return any(_python_spelled(k) or _python_spelled(v) for k, v in value.items())
+    if isinstance(value, list | tuple | set | frozenset):
+        return any(_python_spelled(item) for item in value)
+    return False
 
 
 def _load(loader: yaml.SafeLoader) -> Any:

@@ -13,9 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-import yaml
-
-from lithos.domain.frontmatter import FrontmatterError, load_frontmatter
+from lithos.domain.frontmatter import FrontmatterError, dump_frontmatter, load_frontmatter
 from lithos.domain.metadata import (
     METADATA_KEYS,
     AccessScope,
@@ -194,7 +192,7 @@ def parse_note(text: str, path: str, fallback_time: str | None = None) -> Note:
 
 def render_note(note: Note) -> str:
     """The file text of a note: YAML frontmatter then the Markdown body."""
-    header = yaml.safe_dump(frontmatter_of(note), sort_keys=False, allow_unicode=True, width=10_000)
+    header = dump_frontmatter(frontmatter_of(note))
     body = note.content if note.content.endswith("\n") else note.content + "\n"
     return f"---\n{header}---\n\n{body}"
 

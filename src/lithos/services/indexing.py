@@ -41,7 +41,7 @@ from lithos.store.catalog import (
 from lithos.store.fulltext import FULLTEXT_FORMAT, FullTextDoc, FullTextIndex
 from lithos.store.identities import IdentityMap
 from lithos.store.markdown import FileInfo, KnowledgeFiles
-from lithos.store.vectors import VectorStore
+from lithos.store.vectors import NoteChunks, VectorStore
 
 log = logging.getLogger("lithos.indexing")
 
@@ -175,8 +175,7 @@ class Indexer:
             for listener in self._listeners:
                 listener.noted(records)
             ticket = self.fulltext.stage_upsert([_fulltext_doc(item) for item in tagged])
-            for item in indexed:
-                self.vectors.set_note(item.note.id, item.file_hash, self._chunks(item.note))
+            self.vectors.set_notes([self._note_chunks(item) for item in indexed])
             self.applied += len(indexed)
         self._notify()
         return ticket
@@ -421,7 +420,7 @@ class Indexer:
         return text
 
     def _stage_forget_path(self, path: str) -> int:
-        self.catalog.clear_problem(path)
+        self.catalog.clear_problems([path])
         entry = self.catalog.by_path(path)
         return self.stage_forget(entry.id) if entry is not None else 0
 
@@ -515,7 +514,7 @@ class Indexer:
                 self._derived()[name].record_derivation(self.derivations()[name])
 
     def _refill_batch(self, paths: Sequence[str], stores: frozenset[str]) -> int:
-        records, docs = [], []
+        records, docs, chunked = [], [], []
         for path in paths:
             info = self.files.stat(path)
             text = self._read(info) if info is not None else None
@@ -535,7 +534,9 @@ class Indexer:
             if stale or "fulltext" in stores:
                 docs.append(_fulltext_doc(item))
             if stale or "vectors" in stores:
-                self.vectors.set_note(item.note.id, item.file_hash, self._chunks(item.note))
+                chunked.append(self._note_chunks(item))
+        if chunked:
+            self.vectors.set_notes(chunked)
         if records:
             self.catalog.upsert(records)
             for listener in self._listeners:
@@ -639,8 +640,8 @@ class Indexer:
             self.catalog.upsert(catalog)
         if fulltext:
             self.fulltext.upsert(fulltext)
-        for item in vectors:
-            self.vectors.set_note(item.note.id, item.file_hash, self._chunks(item.note))
+        if vectors:
+            self.vectors.set_notes([self._note_chunks(item) for item in vectors])
         report.catalog_fixed += len(catalog)
         report.fulltext_fixed += len(fulltext)
         report.vectors_fixed += len(vectors)
@@ -729,8 +730,8 @@ class Indexer:
                 self._duplicate(item)
                 continue
             owners[note.id] = info.path  # a later file of this batch with this id is a duplicate
-            self.catalog.clear_problem(info.path)
             loaded.append(item)
+        self.catalog.clear_problems([item.info.path for item in loaded])
         return loaded
 
     # -- adoption -----------------------------------------------------------------------
@@ -779,9 +780,11 @@ class Indexer:
         links = parse_links(note.content)
         return CatalogRecord(note, item.file_hash, item.info.mtime_ns, item.info.size, links)
 
-    def _chunks(self, note: Note) -> list[str]:
+    def _note_chunks(self, item: IndexedFile) -> NoteChunks:
+        note = item.note
         body = f"{note.title}\n\n{note.content}" if note.title else note.content
-        return chunk_text(body, self._chunk_size, self._chunk_max)
+        chunks = chunk_text(body, self._chunk_size, self._chunk_max)
+        return NoteChunks(note.id, item.file_hash, chunks)
 
 
 def _tagged(item: IndexedFile) -> IndexedFile:

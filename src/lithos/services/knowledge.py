@@ -380,9 +380,9 @@ class KnowledgeService:
         durably (``Indexer.begin_write``) before a file may appear under it; ``marked``
         collects the names."""
 
-        def mark(path: str) -> None:
-            self.indexer.begin_write([path])
-            marked.append(path)
+        def mark(paths: Sequence[str]) -> None:
+            self.indexer.begin_write(paths)
+            marked.extend(paths)
 
         if self.file_names == "title":
             paths = self.files.create_many(files, separator=" ", ignore_case=True, before_link=mark)

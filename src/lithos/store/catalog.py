@@ -457,8 +457,11 @@ class Catalog:
             )
         )
 
-    def clear_problem(self, path: str) -> None:
-        self.db.call(lambda c: c.execute("DELETE FROM problems WHERE path = ?", (path,)))
+    def clear_problems(self, paths: Sequence[str]) -> None:
+        """Forget the problems recorded for these files, in one transaction."""
+        rows = [(path,) for path in paths]
+        if rows:
+            self.db.call(lambda c: c.executemany("DELETE FROM problems WHERE path = ?", rows))
 
     def problem(self, path: str) -> tuple[str, str] | None:
         """The (kind, message) recorded for the file at ``path``, if any."""

@@ -40,6 +40,12 @@ class NewFile:
     text: str | bytes
     rename: bool = True
 
+    def path(self, attempt: int = 1, separator: str = "-") -> str:
+        """The relative path of the ``attempt``-th name tried: ``stem.md``, then
+        ``stem-2.md``..."""
+        name = f"{self.stem}.md" if attempt == 1 else f"{self.stem}{separator}{attempt}.md"
+        return f"{self.directory}/{name}" if self.directory else name
+
 
 @dataclass(frozen=True)
 class FileInfo:
@@ -113,12 +119,12 @@ class KnowledgeFiles:
         text: str,
         separator: str = "-",
         ignore_case: bool = False,
-        before_link: Callable[[str], None] | None = None,
+        before_link: Callable[[Sequence[str]], None] | None = None,
     ) -> str:
         """Write a new file named ``stem.md`` in ``directory``, or ``stem-2.md``... if taken
         (``stem 2.md`` with ``separator=" "``). With ``ignore_case`` a name that differs from an
         existing one only in case counts as taken: Obsidian, macOS and Windows treat them as one.
-        ``before_link`` is told each relative path just before the file may appear under it.
+        ``before_link`` is told each relative path before the file may appear under it.
 
         Never overwrites: the final step is a hard link that fails if the name exists, so two
         concurrent creators of the same title each get their own file.
@@ -133,13 +139,14 @@ class KnowledgeFiles:
         files: Sequence[NewFile],
         separator: str = "-",
         ignore_case: bool = False,
-        before_link: Callable[[str], None] | None = None,
+        before_link: Callable[[Sequence[str]], None] | None = None,
     ) -> list[str | None]:
         """Create every file as :meth:`create` does (``before_link`` too); returns each one's
         relative path, or None where the name was taken and the file does not ``rename``. All
-        texts are on disk
-        before any name points at one, and every file is durable when this returns. Nothing is
-        overwritten; on an error no half-written file is left under a note's name."""
+        texts are on disk before any name points at one, and every file is durable when this
+        returns. Nothing is overwritten; on an error no half-written file is left under a
+        note's name. ``before_link`` is told every first-choice name at once, after the texts
+        are durable and before the first link, then each later name tried on its own."""
         temps: list[Path] = []
         try:
             for new in files:
@@ -148,6 +155,8 @@ class KnowledgeFiles:
                 temps.append(self._write_temp(folder, new.text, sync=len(files) == 1))
             if len(files) > 1:
                 _fsync_all(temps)
+            if before_link is not None:
+                before_link([new.path() for new in files])
             taken: dict[str, set[str]] = {}
             paths = []
             for temp, new in zip(temps, files, strict=True):
@@ -168,18 +177,18 @@ class KnowledgeFiles:
         new: NewFile,
         separator: str,
         taken: set[str] | None,
-        before_link: Callable[[str], None] | None,
+        before_link: Callable[[Sequence[str]], None] | None,
     ) -> str | None:
         """Hard-link ``temp`` to the first free name for ``new``; ``taken`` (folded names in
         its folder, when case is ignored) gains the name used."""
         folder = self.root / new.directory
         for attempt in range(1, 10_000 if new.rename else 2):
-            name = f"{new.stem}.md" if attempt == 1 else f"{new.stem}{separator}{attempt}.md"
+            relative = new.path(attempt, separator)
+            name = relative.rpartition("/")[2]
             if taken is not None and name.casefold() in taken:
                 continue
-            relative = f"{new.directory}/{name}" if new.directory else name
-            if before_link is not None:
-                before_link(relative)
+            if before_link is not None and attempt > 1:  # the first choice was told before
+                before_link([relative])
             try:
                 os.link(temp, folder / name)
             except FileExistsError:

@@ -81,6 +81,15 @@ MIGRATIONS = (
 
 
 @dataclass(frozen=True)
+class NoteChunks:
+    """A note's version and its chunk texts, in order, as the vector store keeps them."""
+
+    note_id: str
+    content_hash: str
+    chunks: Sequence[str]
+
+
+@dataclass(frozen=True)
 class VectorCounts:
     """Sizes of the index, counted in chunk rows (a text shared by two notes counts twice)."""
 
@@ -210,49 +219,72 @@ class VectorStore:
     # -- writes --------------------------------------------------------------------------
 
     def set_note(self, note_id: str, content_hash: str, chunks: list[str]) -> int:
-        """Make ``chunks`` the note's chunk list and record ``content_hash`` as its version.
+        """:meth:`set_notes` for one note; returns its count of chunks with no vector."""
+        return self.set_notes([NoteChunks(note_id, content_hash, chunks)])[0]
 
-        Returns how many of the chunks have no vector in any searched space (they are then
-        returned by :meth:`pending`, first). Chunks whose text was embedded before are
-        searchable immediately; those embedded only in a retiring space are searched there
-        and also queued, behind new text, to be embedded in the active space.
+    def set_notes(self, notes: Sequence[NoteChunks]) -> list[int]:
+        """Make each note's ``chunks`` its chunk list and record its ``content_hash`` as its
+        version, all in one transaction (a note given twice ends as given last).
+
+        Returns, per note, how many of its chunks have no vector in any searched space (they
+        are then returned by :meth:`pending`, first). Chunks whose text was embedded before
+        are searchable immediately; those embedded only in a retiring space are searched
+        there and also queued, behind new text, to be embedded in the active space.
         """
-        rows = [(note_id, index, chunk_hash(text), text) for index, text in enumerate(chunks)]
-        hashes = {h for _, _, h, _ in rows}
+        rows = [
+            [
+                (note.note_id, index, chunk_hash(text), text)
+                for index, text in enumerate(note.chunks)
+            ]
+            for note in notes
+        ]
 
-        def write(conn: sqlite3.Connection) -> int:
-            old = self._chunk_hashes(conn, note_id)
-            conn.execute(
-                "INSERT INTO notes(note_id, content_hash) VALUES (?, ?)"
-                " ON CONFLICT(note_id) DO UPDATE SET content_hash = excluded.content_hash",
-                (note_id, content_hash),
-            )
-            conn.execute("DELETE FROM chunks WHERE note_id = ?", (note_id,))
-            conn.executemany(
-                "INSERT INTO chunks(note_id, chunk_index, chunk_hash, text) VALUES (?, ?, ?, ?)",
-                rows,
-            )
-            found = self._found(conn, hashes)
-            conn.executemany(
-                "INSERT OR IGNORE INTO temp.queue(chunk_hash, text, priority) VALUES (?, ?, ?)",
-                [
-                    (h, text, NEW_TEXT if h not in found else MIGRATION)
-                    for _, _, h, text in rows
-                    if h not in found or found[h][0] != self.space.id
-                ],
-            )
-            unqueue_unused(conn, old - hashes)
-            with self._lock:
-                if self._matrices is not None:
-                    for matrix in self._matrices.values():
-                        matrix.remove_note(note_id)
-                    for _, index, h, _ in rows:
-                        if h in found:
-                            space_id, vector = found[h]
-                            self._matrices[space_id].add(note_id, index, h, vector)
-            return sum(1 for _, _, h, _ in rows if h not in found)
+        def write(conn: sqlite3.Connection) -> list[int]:
+            found = self._found(conn, {h for note in rows for _, _, h, _ in note})
+            return [
+                self._set_chunks(conn, note.note_id, note.content_hash, note_rows, found)
+                for note, note_rows in zip(notes, rows, strict=True)
+            ]
 
         return self._write(write)
+
+    def _set_chunks(
+        self,
+        conn: sqlite3.Connection,
+        note_id: str,
+        content_hash: str,
+        rows: list[tuple[str, int, str, str]],
+        found: dict[str, tuple[str, np.ndarray]],
+    ) -> int:
+        old = self._chunk_hashes(conn, note_id)
+        conn.execute(
+            "INSERT INTO notes(note_id, content_hash) VALUES (?, ?)"
+            " ON CONFLICT(note_id) DO UPDATE SET content_hash = excluded.content_hash",
+            (note_id, content_hash),
+        )
+        conn.execute("DELETE FROM chunks WHERE note_id = ?", (note_id,))
+        conn.executemany(
+            "INSERT INTO chunks(note_id, chunk_index, chunk_hash, text) VALUES (?, ?, ?, ?)",
+            rows,
+        )
+        conn.executemany(
+            "INSERT OR IGNORE INTO temp.queue(chunk_hash, text, priority) VALUES (?, ?, ?)",
+            [
+                (h, text, NEW_TEXT if h not in found else MIGRATION)
+                for _, _, h, text in rows
+                if h not in found or found[h][0] != self.space.id
+            ],
+        )
+        unqueue_unused(conn, old - {h for _, _, h, _ in rows})
+        with self._lock:
+            if self._matrices is not None:
+                for matrix in self._matrices.values():
+                    matrix.remove_note(note_id)
+                for _, index, h, _ in rows:
+                    if h in found:
+                        space_id, vector = found[h]
+                        self._matrices[space_id].add(note_id, index, h, vector)
+        return sum(1 for _, _, h, _ in rows if h not in found)
 
     def remove_note(self, note_id: str) -> None:
         """Forget the note and its chunks; their vectors stay cached. No-op if unknown."""
