@@ -139,3 +139,47 @@ def test_a_burst_of_hand_edits_is_indexed_in_few_batches(patient: LithosApp):
         (patient.files.root / f"burst-{i}.md").write_text(f"# Burst {i}\n\nwombat{i} herd\n")
     assert eventually(lambda: len(patient.fulltext.search("herd", limit=50)) == 30)
     assert patient.fulltext.commits - commits < 30  # not one commit per file
+
+
+@pytest.fixture
+def slow_commits(data_dir: Path) -> Iterator[LithosApp]:
+    """A server whose full-text commits come a minute after a change, far beyond any wait."""
+    app = make_app(data_dir, **{"index.commit_interval_ms": 60_000})
+    app.start(watch=True, embed=False)
+    try:
+        yield app
+    finally:
+        app.close()
+
+
+def test_a_hand_edit_is_searchable_before_its_full_text_commit(slow_commits: LithosApp):
+    watcher, commits = slow_commits.watcher, slow_commits.fulltext.commits
+    assert watcher is not None
+    (slow_commits.files.root / "quick.md").write_text("# Quick\n\nmeerkat\n")
+    assert eventually(lambda: watcher.handled >= 1)  # counted once its handling returned
+    assert len(found(slow_commits, "meerkat")) == 1
+    assert slow_commits.fulltext.commits == commits  # found in the overlay, commit to come
+    assert slow_commits.fulltext.uncommitted() == 1
+
+
+def test_a_hand_edit_killed_before_its_full_text_commit_is_repaired_at_start_up(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+):
+    app = make_app(data_dir, **{"index.commit_interval_ms": 60_000})
+    app.start(watch=True, embed=False)
+    (app.files.root / "late.md").write_text("# Late\n\ncapybara\n")
+    assert eventually(lambda: len(found(app, "capybara")) == 1)
+    note_id = found(app, "capybara")[0]
+    # Killed now: the staged change is never committed (the overlay dies with the process).
+    monkeypatch.setattr(app.indexer, "commit_staged", lambda: None)
+    app.close()
+    monkeypatch.undo()
+
+    again = make_app(data_dir)
+    try:
+        assert again.fulltext.hashes() == {}  # the commit never happened
+        again.start(watch=False, embed=False)
+        assert found(again, "capybara") == [note_id]
+        assert again.fulltext.uncommitted() == 0
+    finally:
+        again.close()

@@ -7,7 +7,9 @@ segment files and costs tens of milliseconds. This worker commits every staged c
 ``max_pending`` notes wait (so the overlay every search scans stays small), whichever comes
 first; stopping it commits what is left. Until a change is committed its note keeps the
 durable write mark the writer made before touching the file, so a kill before the commit is
-repaired by start-up's index check (docs/failure-modes.md).
+repaired by start-up's index check (docs/failure-modes.md). A hand edit the watcher indexed
+has no mark: it is already in the catalog, and the index check finds the full-text index
+holding another content hash for it (or none) and repairs that.
 """
 
 from __future__ import annotations

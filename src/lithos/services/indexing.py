@@ -152,9 +152,10 @@ class Indexer:
         # whose writes all finished, whose marks the next begin_write forgets.
         self._writing: Counter[str] = Counter()
         self._finished: set[str] = set()
-        # Writes searchable through the full-text overlay whose Tantivy commit is still to
-        # come (ticket, paths): their marks stay until it is. Set by commit_in_background.
-        self._awaiting: list[tuple[int, tuple[str, ...]]] = []
+        # Changes searchable through the full-text overlay whose Tantivy commit is still to
+        # come (ticket, paths, marked): the marks of writes stay until it is; a change the
+        # commit drops is deferred. Filled only while commit_in_background is set.
+        self._awaiting: list[tuple[int, tuple[str, ...], bool]] = []
         self._committer: Callable[[], None] | None = None
         fulltext.on_commit = self._settle_commits
 
@@ -257,7 +258,7 @@ class Indexer:
     def awaiting_commit(self) -> int:
         """How many acknowledged writes still wait for the commit that ends their marks."""
         with self._deferred_lock:
-            return len(self._awaiting)
+            return sum(1 for _, _, marked in self._awaiting if marked)
 
     def commit_staged(self) -> None:
         """Commit every staged full-text change; a failure defers the notes it held (their
@@ -279,24 +280,18 @@ class Indexer:
         with self._deferred_lock:
             for item, _ in settled:
                 self._awaiting.remove(item)
-        for (_, paths), state in settled:
+        for (_, paths, marked), state in settled:
             if state == "discarded":
                 self.defer(paths, RuntimeError("the full-text commit holding it failed"))
-            self.end_write(paths, indexed=state == "committed")
+            if marked:
+                self.end_write(paths, indexed=state == "committed")
 
     def commit_written(self, ticket: int | None, paths: Sequence[str]) -> bool:
         """:meth:`commit` for files already written (after :meth:`begin_write`); True once
         searchable, False when the update is deferred (a failure is recorded and retried,
         never raised). With a committer running (:meth:`commit_in_background`) a staged
         change is searchable at once, and the write's mark ends when the committer commits."""
-        notify = self._committer
-        if ticket is not None and notify is not None:
-            with self._deferred_lock:
-                self._awaiting.append((ticket, tuple(paths)))
-            notify()
-            if self._committer is None:  # stopped meanwhile: nobody else will commit it
-                self.commit_staged()
-            self._settle_commits()
+        if ticket is not None and self._leave_to_committer(ticket, paths, marked=True):
             return True
         indexed = False
         try:
@@ -308,6 +303,20 @@ class Indexer:
         finally:
             self.end_write(paths, indexed)
         return indexed
+
+    def _leave_to_committer(self, ticket: int, paths: Sequence[str], marked: bool) -> bool:
+        """Leave the commit of a staged change, searchable now through the overlay, to the
+        committer; False (nothing done) when no committer runs."""
+        notify = self._committer
+        if notify is None:
+            return False
+        with self._deferred_lock:
+            self._awaiting.append((ticket, tuple(paths), marked))
+        notify()
+        if self._committer is None:  # stopped meanwhile: nobody else will commit it
+            self.commit_staged()
+        self._settle_commits()
+        return True
 
     def abandon_write(self, paths: Sequence[str], error: BaseException) -> None:
         """A write begun by :meth:`begin_write` failed part-way: whatever reached the disk is
@@ -381,10 +390,15 @@ class Indexer:
     def forget_path(self, path: str) -> None:
         self.sync_paths([path])
 
-    def sync_paths(self, paths: Sequence[str]) -> dict[str, IndexedFile]:
+    def sync_paths(
+        self, paths: Sequence[str], background_commit: bool = False
+    ) -> dict[str, IndexedFile]:
         """Bring the indexes in step with these files (indexed if present, forgotten if gone),
         with one identity transaction, one catalog transaction and one full-text commit for
-        all of them; returns what was (re)indexed by path."""
+        all of them; returns what was (re)indexed by path. Searchable when this returns:
+        with ``background_commit`` and a committer running (:meth:`commit_in_background`)
+        through the full-text overlay, the commit left to the committer (a kill before it
+        leaves the full-text index behind the catalog, which start-up sees and repairs)."""
         indexed: dict[str, IndexedFile] = {}
         tickets = [0]
         with self.lock:
@@ -403,8 +417,11 @@ class Indexer:
             if items:
                 tickets.append(self.stage(items))
                 indexed = {item.info.path: item for item in items}
-        if max(tickets):
-            self.commit(max(tickets))
+        ticket = max(tickets)
+        if ticket and not (
+            background_commit and self._leave_to_committer(ticket, paths, marked=False)
+        ):
+            self.commit(ticket)
         self._settle(p for p in paths if p in self._deferred)
         return indexed
 

@@ -5,8 +5,10 @@ An isolated change is handled as soon as the knowledge directory has been quiet 
 searchable at once. A burst of changes (a ``git pull``, a sync client) keeps the directory busy,
 so its paths are collected and handled together, in one batch with one full-text commit, when
 the burst pauses for :data:`SETTLE` or when its oldest path has waited the debounce interval,
-whichever comes first. Each path is re-read and compared by content hash with what the
-catalog holds, so the server's own writes (already indexed when they return) cost one hash.
+whichever comes first. A handled batch is searchable at once through the full-text overlay;
+its Tantivy commit is left to the background committer. Each path is re-read and compared by
+content hash with what the catalog holds, so the server's own writes (already indexed when
+they return) cost one hash.
 Directory moves and deletes trigger a verified reconcile of the whole tree.
 """
 
@@ -116,7 +118,7 @@ class KnowledgeWatcher(FileSystemEventHandler):
             if RESCAN in keys:
                 self._indexer.reconcile()
             else:
-                self._indexer.sync_paths(keys)
+                self._indexer.sync_paths(keys, background_commit=True)
             self.handled += len(keys)
         except Exception:  # a bad file or a transient I/O error must not kill the watcher
             log.exception("could not index %s; retried on their next change", ", ".join(keys))
