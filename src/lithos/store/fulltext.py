@@ -47,12 +47,12 @@ from lithos.store.fulltext_overlay import (
     OverlayView,
     compile_query,
     disk_totals,
-    highlights,
     leaves,
     overlay_statistics,
     passes,
     score,
 )
+from lithos.store.fulltext_snippets import SNIPPET_MAX_CHARS, lead, overlay_snippet, render_snippet
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +66,6 @@ TITLE_BOOST = 0.5
 # server's other work needs the second core (see docs/fulltext.md for the measurement).
 WRITER_HEAP_BYTES = 50_000_000
 WRITER_THREADS = 1
-SNIPPET_MAX_CHARS = 200
 
 SEARCH_FIELDS = list(TEXT_FIELDS)
 FIELD_BOOSTS = {"title": TITLE_BOOST}
@@ -461,7 +460,7 @@ class FullTextIndex:
             if isinstance(source, OverlayDoc):
                 note_id, title, path = source.id, source.title, source.path
                 content = source.content
-                snippet = _overlay_snippet(content, terms) if highlighted else _lead(content)
+                snippet = overlay_snippet(content, terms) if highlighted else lead(content)
             else:
                 doc = searcher.doc(source)
                 note_id = str(doc.get_first("id"))
@@ -469,9 +468,9 @@ class FullTextIndex:
                 path = str(doc.get_first("path") or "")
                 content = str(doc.get_first("content") or "")
                 snippet = (
-                    _render_snippet(snippets.snippet_from_doc(doc), content)
+                    render_snippet(snippets.snippet_from_doc(doc), content)
                     if highlighted
-                    else _lead(content)
+                    else lead(content)
                 )
             results.append(FullTextHit(note_id, title, path, snippet, float(score_)))
         return results
@@ -669,54 +668,3 @@ def _to_document(doc: FullTextDoc) -> tantivy.Document:
 
 def _regex_literal(text: str) -> str:
     return "".join("\\" + char if char in _REGEX_META else char for char in text)
-
-
-def _render_snippet(snippet: tantivy.Snippet, content: str) -> str:
-    """The fragment with matches in ``**bold**``; the start of ``content`` if nothing matched."""
-    ranges = sorted((r.start, r.end) for r in snippet.highlighted())
-    if not ranges:
-        return _lead(content)
-    # Highlight offsets are UTF-8 byte offsets into the fragment.
-    fragment = snippet.fragment().encode()
-    parts, cursor = [], 0
-    for start, end in ranges:
-        if start < cursor:
-            continue
-        parts += [fragment[cursor:start], b"**", fragment[start:end], b"**"]
-        cursor = end
-    parts.append(fragment[cursor:])
-    text = b"".join(parts).decode()
-    # Mark cut-off text, but not a fragment that only stops short of a final full stop.
-    where, source = snippet.fragment_range(), content.strip().encode()
-    prefix = "…" if _WORD.search(source[: where.start].decode(errors="ignore")) else ""
-    suffix = "…" if _WORD.search(source[where.end :].decode(errors="ignore")) else ""
-    return prefix + " ".join(text.split()) + suffix
-
-
-def _overlay_snippet(content: str, terms: Collection[str]) -> str:
-    """A staged document's snippet, cut and marked as :func:`_render_snippet` does."""
-    found = highlights(content, terms, SNIPPET_MAX_CHARS)
-    if found is None:
-        return _lead(content)
-    start, end, spans = found
-    parts, cursor = [], start
-    for low, high in spans:
-        if low < cursor:
-            continue
-        parts += [content[cursor:low], "**", content[low:high], "**"]
-        cursor = high
-    parts.append(content[cursor:end])
-    prefix = "…" if _WORD.search(content[:start]) else ""
-    suffix = "…" if _WORD.search(content[end:]) else ""
-    return prefix + " ".join("".join(parts).split()) + suffix
-
-
-def _lead(content: str) -> str:
-    # Only the start can be shown: normalising a long note's whole text would cost more than
-    # the search (hybrid builds a lead for each of its 100 candidates).
-    head = content[: 2 * SNIPPET_MAX_CHARS + 100]
-    text = " ".join(head.split())
-    if len(text) <= SNIPPET_MAX_CHARS:
-        return text if len(head) == len(content) else text + "…"
-    cut = text[:SNIPPET_MAX_CHARS].rsplit(" ", 1)[0]
-    return cut + "…"
