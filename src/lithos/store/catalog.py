@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar, cast
 
 from lithos.domain.filters import SearchFilter
 from lithos.domain.metadata import AccessScope, NoteStatus, NoteType
@@ -21,6 +21,25 @@ from lithos.domain.scope import Scope
 from lithos.domain.tags import display_spelling, tag_key
 from lithos.errors import StoreCorrupt
 from lithos.store.sqlite import Database, Migration
+
+T = TypeVar("T")
+
+
+def _add_generation(conn: sqlite3.Connection) -> None:
+    """A number every change to the notes table bumps, in the changing transaction (from any
+    process): counts computed in a transaction that read generation g hold until it moves,
+    so tag counts and totals are recomputed only after a change. (A function: trigger bodies
+    hold semicolons, which the statement splitter of SQL migrations would cut.)"""
+    conn.execute(
+        "CREATE TABLE generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL)"
+    )
+    conn.execute("INSERT INTO generation VALUES (1, 0)")
+    for event in ("INSERT", "UPDATE", "DELETE"):
+        conn.execute(
+            f"CREATE TRIGGER notes_{event.lower()}_generation AFTER {event} ON notes"
+            " BEGIN UPDATE generation SET value = value + 1; END"
+        )
+
 
 CATALOG_MIGRATIONS = [
     Migration(
@@ -121,7 +140,13 @@ CATALOG_MIGRATIONS = [
         CREATE INDEX note_tags_key ON note_tags(tag_key)
         """,
     ),
+    Migration("0006_generation", _add_generation),
 ]
+
+
+# Counts kept per generation (one per distinct query: scopes and list filters); the oldest
+# query's counts are dropped past this many.
+COUNT_CACHE_SIZE = 256
 
 
 # Bump when notes are turned into catalog rows differently: the catalog is then re-derived.
@@ -201,9 +226,13 @@ class Catalog:
     ) -> None:
         self.path = path
         self._on_corrupt = on_corrupt
+        # query key -> (generation, counts). Read and written only on the database's own
+        # thread (inside ``db.call``), so it needs no lock.
+        self._counts: dict[Hashable, tuple[int, object]] = {}
         self.db = self._open()
 
     def _open(self) -> Database:
+        self._counts.clear()  # a new file numbers its generations from 0 again
         return Database(self.path, CATALOG_MIGRATIONS, durable=False, on_corrupt=self._on_corrupt)
 
     def close(self) -> None:
@@ -360,7 +389,25 @@ class Catalog:
         return out
 
     def count(self) -> int:
-        return int(self.db.call(lambda c: c.execute("SELECT count(*) FROM notes").fetchone()[0]))
+        return self.db.call(lambda c: self._counted(c, "count", _count_all))
+
+    def _counted(
+        self, conn: sqlite3.Connection, key: Hashable, compute: Callable[[sqlite3.Connection], T]
+    ) -> T:
+        """``compute(conn)``, or what it returned before if no note changed since: the
+        generation is read in the same transaction as the counts, so a cached value is never
+        older than the last committed change. Call on the database thread (inside ``db.call``);
+        ``compute`` must return a value nobody mutates."""
+        generation = conn.execute("SELECT value FROM generation").fetchone()[0]
+        held = self._counts.get(key)
+        if held is not None and held[0] == generation:
+            return cast(T, held[1])
+        value = compute(conn)
+        self._counts.pop(key, None)
+        if len(self._counts) >= COUNT_CACHE_SIZE:
+            del self._counts[next(iter(self._counts))]
+        self._counts[key] = (generation, value)
+        return value
 
     def tag_counts(self, scope: Scope | None = None) -> dict[str, int]:
         """Notes per tag, spellings of one tag counted together (``#Python`` and ``#python``
@@ -376,16 +423,16 @@ class Catalog:
             f" ON notes.id = note_id {'WHERE ' + where if where else ''} GROUP BY tag_key"
         )
 
-        def read(conn: sqlite3.Connection) -> tuple[list[tuple[str, str, int]], dict[str, int]]:
-            spellings = conn.execute(sql, params).fetchall()
-            return spellings, dict(conn.execute(notes_sql, params).fetchall())
+        def compute(conn: sqlite3.Connection) -> tuple[tuple[str, int], ...]:
+            spellings: dict[str, dict[str, int]] = {}
+            for key, tag, count in conn.execute(sql, params).fetchall():
+                spellings.setdefault(key, {})[tag] = count
+            notes = dict(conn.execute(notes_sql, params).fetchall())
+            shown = {display_spelling(spelled): notes[key] for key, spelled in spellings.items()}
+            return tuple(sorted(shown.items(), key=lambda item: tag_key(item[0])))
 
-        rows, notes = self.db.call(read)
-        spellings: dict[str, dict[str, int]] = {}
-        for key, tag, count in rows:
-            spellings.setdefault(key, {})[tag] = count
-        shown = {display_spelling(spelled): notes[key] for key, spelled in spellings.items()}
-        return dict(sorted(shown.items(), key=lambda item: tag_key(item[0])))
+        key = ("tags", None if scope is None else (scope.agent_id, scope.task_id))
+        return dict(self.db.call(lambda c: self._counted(c, key, compute)))
 
     def hidden_ids(self, scope: Scope) -> set[str]:
         """Ids of the notes ``scope`` may not see (usually few): what a store that cannot read
@@ -428,10 +475,13 @@ class Catalog:
         count_sql = f"SELECT count(*) FROM notes {where}"
         page_sql = f"SELECT * FROM notes {where} ORDER BY updated_at DESC, id LIMIT ? OFFSET ?"
 
+        def count_matching(conn: sqlite3.Connection) -> int:
+            return int(conn.execute(count_sql, params).fetchone()[0])
+
         def run(conn: sqlite3.Connection) -> tuple[list[sqlite3.Row], int]:
-            total = conn.execute(count_sql, params).fetchone()[0]
+            counted = self._counted(conn, ("total", where, tuple(params)), count_matching)
             rows = conn.execute(page_sql, [*params, query.limit, query.offset]).fetchall()
-            return rows, total
+            return rows, counted
 
         rows, total = self.db.call(run)
         return [_entry(r) for r in rows], int(total)
@@ -477,6 +527,10 @@ class Catalog:
             lambda c: c.execute("SELECT path, kind, message FROM problems ORDER BY path").fetchall()
         )
         return [{"path": r[0], "kind": r[1], "message": r[2]} for r in rows]
+
+
+def _count_all(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM notes").fetchone()[0])
 
 
 def _upsert_one(conn: sqlite3.Connection, record: CatalogRecord) -> None:

@@ -1,0 +1,79 @@
+"""lithos_tags, lithos_stats and lithos_list totals are kept between calls while no note
+changes, and never answer from before a change that returned: writes, deletes, hand edits,
+other scopes and other processes writing the same catalog."""
+
+from __future__ import annotations
+
+from fastmcp import Client
+
+from lithos.app import LithosApp
+from lithos.store.catalog import Catalog
+from tests.support import call, note_file
+
+
+async def counts(client: Client) -> tuple[dict[str, int], int, int, int]:
+    """(tags, stats documents, stats tags, list total), each asked twice so the second
+    answer comes from whatever the first one kept."""
+    for _ in range(2):
+        tags = (await call(client, "lithos_tags"))["tags"]
+        stats = await call(client, "lithos_stats")
+        total = (await call(client, "lithos_list", limit=1))["total"]
+    return tags, stats["documents"], stats["tags"], total
+
+
+async def test_counts_follow_writes_updates_and_deletes_at_once(client: Client):
+    a = await call(client, "lithos_write", agent="w", title="A", content="x", tags=["red"])
+    assert await counts(client) == ({"red": 1}, 1, 1, 1)
+    b = await call(client, "lithos_write", agent="w", title="B", content="x", tags=["red", "b"])
+    assert await counts(client) == ({"b": 1, "red": 2}, 2, 2, 2)
+    await call(client, "lithos_write", agent="w", id=a["id"], tags=["green"])
+    assert await counts(client) == ({"b": 1, "green": 1, "red": 1}, 2, 3, 2)
+    await call(client, "lithos_delete", id=b["id"])
+    assert await counts(client) == ({"green": 1}, 1, 1, 1)
+
+
+async def test_counts_follow_a_hand_edit_once_it_is_indexed(client: Client, app: LithosApp):
+    await call(client, "lithos_write", agent="w", title="A", content="x", tags=["red"])
+    assert await counts(client) == ({"red": 1}, 1, 1, 1)
+    (app.files.root / "hand.md").write_text(note_file({"title": "Hand", "tags": ["blue"]}, "b"))
+    app.indexer.sync_paths(["hand.md"])
+    assert await counts(client) == ({"blue": 1, "red": 1}, 2, 2, 2)
+    (app.files.root / "hand.md").write_text(note_file({"title": "Hand", "tags": ["red"]}, "b"))
+    app.indexer.sync_paths(["hand.md"])
+    assert await counts(client) == ({"red": 2}, 2, 1, 2)
+    (app.files.root / "hand.md").unlink()
+    app.indexer.sync_paths(["hand.md"])
+    assert await counts(client) == ({"red": 1}, 1, 1, 1)
+
+
+async def test_kept_counts_are_per_caller_scope(client: Client):
+    await call(client, "lithos_write", agent="w", title="A", content="x", tags=["red"])
+    await call(
+        client,
+        "lithos_write",
+        agent="owner",
+        title="Mine",
+        content="x",
+        tags=["secret"],
+        access_scope="agent_private",
+    )
+    for _ in range(2):
+        assert (await call(client, "lithos_tags"))["tags"] == {"red": 1}
+        mine = await call(client, "lithos_tags", agent_id="owner")
+        assert mine["tags"] == {"red": 1, "secret": 1}
+        assert (await call(client, "lithos_list"))["total"] == 1
+        assert (await call(client, "lithos_list", agent_id="owner"))["total"] == 2
+
+
+def test_a_change_by_another_connection_is_seen_by_kept_counts(app: LithosApp):
+    """Another process (here another connection to the same file) bumps the generation
+    through the catalog's triggers, so this process's kept counts are dropped too."""
+    (app.files.root / "a.md").write_text(note_file({"title": "A", "tags": ["red"]}, "a"))
+    app.indexer.sync_paths(["a.md"])
+    assert (app.catalog.count(), app.catalog.tag_counts()) == (1, {"red": 1})
+    other = Catalog(app.catalog.path)
+    try:
+        other.remove(app.catalog.entries()[0].id)
+    finally:
+        other.close()
+    assert (app.catalog.count(), app.catalog.tag_counts()) == (0, {})
