@@ -148,10 +148,13 @@ class KnowledgeFiles:
         note's name. ``before_link`` is told every first-choice name at once, after the texts
         are durable and before the first link, then each later name tried on its own."""
         temps: list[Path] = []
+        made: set[str] = set()  # folders made (or found) by this call: one mkdir each
         try:
             for new in files:
                 folder = self.root / new.directory
-                folder.mkdir(parents=True, exist_ok=True)
+                if new.directory not in made:
+                    folder.mkdir(parents=True, exist_ok=True)
+                    made.add(new.directory)
                 temps.append(self._write_temp(folder, new.text, sync=len(files) == 1))
             if len(files) > 1:
                 _fsync_all(temps)
