@@ -13,11 +13,12 @@ from tests.support import call, note_file
 
 async def counts(client: Client) -> tuple[dict[str, int], int, int, int]:
     """(tags, stats documents, stats tags, list total), each asked twice so the second
-    answer comes from whatever the first one kept."""
+    answer comes from whatever the first one kept; the vector store's note count agrees."""
     for _ in range(2):
         tags = (await call(client, "lithos_tags"))["tags"]
         stats = await call(client, "lithos_stats")
         total = (await call(client, "lithos_list", limit=1))["total"]
+    assert stats["indexes"]["vector_documents"] == stats["documents"]
     return tags, stats["documents"], stats["tags"], total
 
 

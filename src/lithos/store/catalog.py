@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple, TypeVar, cast
+from typing import NamedTuple
 
 from lithos.domain.filters import SearchFilter
 from lithos.domain.metadata import AccessScope, NoteStatus, NoteType
@@ -20,26 +20,7 @@ from lithos.domain.notes import Note
 from lithos.domain.scope import Scope
 from lithos.domain.tags import display_spelling, tag_key
 from lithos.errors import StoreCorrupt
-from lithos.store.sqlite import Database, Migration
-
-T = TypeVar("T")
-
-
-def _add_generation(conn: sqlite3.Connection) -> None:
-    """A number every change to the notes table bumps, in the changing transaction (from any
-    process): counts computed in a transaction that read generation g hold until it moves,
-    so tag counts and totals are recomputed only after a change. (A function: trigger bodies
-    hold semicolons, which the statement splitter of SQL migrations would cut.)"""
-    conn.execute(
-        "CREATE TABLE generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL)"
-    )
-    conn.execute("INSERT INTO generation VALUES (1, 0)")
-    for event in ("INSERT", "UPDATE", "DELETE"):
-        conn.execute(
-            f"CREATE TRIGGER notes_{event.lower()}_generation AFTER {event} ON notes"
-            " BEGIN UPDATE generation SET value = value + 1; END"
-        )
-
+from lithos.store.sqlite import Database, Migration, generation_migration
 
 CATALOG_MIGRATIONS = [
     Migration(
@@ -140,13 +121,10 @@ CATALOG_MIGRATIONS = [
         CREATE INDEX note_tags_key ON note_tags(tag_key)
         """,
     ),
-    Migration("0006_generation", _add_generation),
+    # A number bumped with every change of a note row: tag counts, the note count and list
+    # totals are kept between calls while it stays (Database.kept).
+    Migration("0006_generation", generation_migration("notes")),
 ]
-
-
-# Counts kept per generation (one per distinct query: scopes and list filters); the oldest
-# query's counts are dropped past this many.
-COUNT_CACHE_SIZE = 256
 
 
 # Bump when notes are turned into catalog rows differently: the catalog is then re-derived.
@@ -226,13 +204,9 @@ class Catalog:
     ) -> None:
         self.path = path
         self._on_corrupt = on_corrupt
-        # query key -> (generation, counts). Read and written only on the database's own
-        # thread (inside ``db.call``), so it needs no lock.
-        self._counts: dict[Hashable, tuple[int, object]] = {}
         self.db = self._open()
 
     def _open(self) -> Database:
-        self._counts.clear()  # a new file numbers its generations from 0 again
         return Database(self.path, CATALOG_MIGRATIONS, durable=False, on_corrupt=self._on_corrupt)
 
     def close(self) -> None:
@@ -389,25 +363,7 @@ class Catalog:
         return out
 
     def count(self) -> int:
-        return self.db.call(lambda c: self._counted(c, "count", _count_all))
-
-    def _counted(
-        self, conn: sqlite3.Connection, key: Hashable, compute: Callable[[sqlite3.Connection], T]
-    ) -> T:
-        """``compute(conn)``, or what it returned before if no note changed since: the
-        generation is read in the same transaction as the counts, so a cached value is never
-        older than the last committed change. Call on the database thread (inside ``db.call``);
-        ``compute`` must return a value nobody mutates."""
-        generation = conn.execute("SELECT value FROM generation").fetchone()[0]
-        held = self._counts.get(key)
-        if held is not None and held[0] == generation:
-            return cast(T, held[1])
-        value = compute(conn)
-        self._counts.pop(key, None)
-        if len(self._counts) >= COUNT_CACHE_SIZE:
-            del self._counts[next(iter(self._counts))]
-        self._counts[key] = (generation, value)
-        return value
+        return self.db.call(lambda c: self.db.kept(c, "count", _count_all))
 
     def tag_counts(self, scope: Scope | None = None) -> dict[str, int]:
         """Notes per tag, spellings of one tag counted together (``#Python`` and ``#python``
@@ -432,7 +388,7 @@ class Catalog:
             return tuple(sorted(shown.items(), key=lambda item: tag_key(item[0])))
 
         key = ("tags", None if scope is None else (scope.agent_id, scope.task_id))
-        return dict(self.db.call(lambda c: self._counted(c, key, compute)))
+        return dict(self.db.call(lambda c: self.db.kept(c, key, compute)))
 
     def hidden_ids(self, scope: Scope) -> set[str]:
         """Ids of the notes ``scope`` may not see (usually few): what a store that cannot read
@@ -479,7 +435,7 @@ class Catalog:
             return int(conn.execute(count_sql, params).fetchone()[0])
 
         def run(conn: sqlite3.Connection) -> tuple[list[sqlite3.Row], int]:
-            counted = self._counted(conn, ("total", where, tuple(params)), count_matching)
+            counted = self.db.kept(conn, ("total", where, tuple(params)), count_matching)
             rows = conn.execute(page_sql, [*params, query.limit, query.offset]).fetchall()
             return rows, counted
 

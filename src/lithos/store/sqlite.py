@@ -19,11 +19,11 @@ import asyncio
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from lithos.errors import IndexUnavailable, StoreCorrupt
 
@@ -31,6 +31,8 @@ T = TypeVar("T")
 # SQLite's primary result codes for a damaged file; anything else (busy, constraint, full
 # disk) says nothing about the file itself.
 _DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+# Values :meth:`Database.kept` holds (one per distinct query); the oldest is dropped past this.
+KEPT_VALUES = 256
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ class Database:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{path.name}")
         self._thread_id: int | None = None
         self._closed = False
+        # query key -> (generation, value): read and written only on the database thread.
+        self._kept: dict[Hashable, tuple[int, object]] = {}
         try:
             self._conn: sqlite3.Connection = self._executor.submit(self._open).result()
         except BaseException as exc:
@@ -97,6 +101,25 @@ class Database:
             return self._submit(fn, durable).result()
         except sqlite3.DatabaseError as exc:
             raise self._translate(exc, report=True) from exc
+
+    def kept(
+        self, conn: sqlite3.Connection, key: Hashable, compute: Callable[[sqlite3.Connection], T]
+    ) -> T:
+        """``compute(conn)``, or what it returned before while the file's generation (see
+        :func:`generation_migration`) is unchanged. The generation is read in the same
+        transaction as ``compute`` would read, so a kept value is never older than the last
+        committed change, by this process or another. Call inside :meth:`call` (on the
+        database thread); ``compute`` must return a value nobody mutates."""
+        generation = conn.execute("SELECT value FROM generation").fetchone()[0]
+        held = self._kept.get(key)
+        if held is not None and held[0] == generation:
+            return cast(T, held[1])
+        value = compute(conn)
+        self._kept.pop(key, None)
+        if len(self._kept) >= KEPT_VALUES:
+            del self._kept[next(iter(self._kept))]
+        self._kept[key] = (generation, value)
+        return value
 
     async def run(self, fn: Callable[[sqlite3.Connection], T], durable: bool = True) -> T:
         """Like :meth:`call`, awaited without blocking the event loop."""
@@ -187,6 +210,28 @@ def _in_transaction(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection],
         raise
     conn.execute("COMMIT")
     return result
+
+
+def generation_migration(*tables: str) -> Callable[[sqlite3.Connection], None]:
+    """A migration adding a ``generation`` number that triggers bump in every transaction
+    inserting, updating or deleting a row of ``tables`` (from any process), for
+    :meth:`Database.kept`. (A function: trigger bodies hold semicolons, which the statement
+    splitter of SQL migrations would cut.)"""
+
+    def migrate(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "CREATE TABLE generation (id INTEGER PRIMARY KEY CHECK (id = 1),"
+            " value INTEGER NOT NULL)"
+        )
+        conn.execute("INSERT INTO generation VALUES (1, 0)")
+        for table in tables:
+            for event in ("INSERT", "UPDATE", "DELETE"):
+                conn.execute(
+                    f"CREATE TRIGGER {table}_{event.lower()}_generation AFTER {event} ON {table}"
+                    " BEGIN UPDATE generation SET value = value + 1; END"
+                )
+
+    return migrate
 
 
 def _derivation_table(conn: sqlite3.Connection) -> None:

@@ -42,7 +42,7 @@ from lithos.domain.embedding import (
 )
 from lithos.errors import ConfigError, StoreCorrupt
 from lithos.store import vector_spaces
-from lithos.store.sqlite import Database, Migration
+from lithos.store.sqlite import Database, Migration, generation_migration
 from lithos.store.vector_codes import row_vectors
 from lithos.store.vector_matrix import ChunkMatrix
 from lithos.store.vector_rows import decode, hits, queued, select_in, unit, unqueue_unused
@@ -77,6 +77,8 @@ MIGRATIONS = (
         """,
     ),
     Migration("0002_embedding_spaces", vector_spaces.SPACES_SQL),
+    # Bumped with every change of a note or chunk row: their counts are kept between calls.
+    Migration("0003_generation", generation_migration("notes", "chunks")),
 )
 
 
@@ -586,11 +588,11 @@ class VectorStore:
         return [row[0] for row in rows]
 
     def counts(self) -> VectorCounts:
-        """Current sizes (counting every chunk: a few milliseconds at 100k chunks)."""
+        """Current sizes: the note and chunk counts are counted again only after a change of
+        either (a few milliseconds at 100k chunks), the queued chunks each time."""
 
         def read(conn: sqlite3.Connection) -> VectorCounts:
-            notes = conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
-            chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            notes, chunks = self._db.kept(conn, "sizes", _sizes)
             pending = queued(conn, NEW_TEXT)
             migrating = queued(conn, MIGRATION)
             return VectorCounts(notes, chunks, chunks - pending - migrating, pending, migrating)
@@ -760,3 +762,8 @@ MIGRATION = 1  # queue priority: text only a retiring space has a vector for
 
 def _by_score(row: tuple[str, int, str, float]) -> float:
     return -row[3]
+
+
+def _sizes(conn: sqlite3.Connection) -> tuple[int, int]:
+    notes = conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
+    return int(notes), int(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
