@@ -1027,6 +1027,9 @@ def _load_line(result: dict[str, Any]) -> str:
 
 def concepts_grid_section(result: dict[str, Any]) -> list[str]:
     """bench/concepts_eval.py: each formation rule from the same feedback, both splits."""
+    sys.path.insert(0, str(HERE.parent))
+    from bench import concepts_eval
+
     lines = [SECTION_TITLES["concepts"], ""]
     lines += machine_section(result["machine"])
     lines += [
@@ -1035,7 +1038,8 @@ def concepts_grid_section(result: dict[str, Any]) -> list[str]:
         "that feedback, then both splits are retrieved at limit 10 as an agent receives them "
         "(a concept note counts as non-relevant); `concept shown` is the share of queries "
         f"with a concept in the top 10; {_load_line(result)}",
-        f"- Rule chosen on train nDCG@10: {result['chosen_on_train'] or 'none formed'}",
+        f"- Rule chosen on train nDCG@10 (a tie goes to the stricter, shipped first): "
+        f"{concepts_eval.choose(result['rows'])}",
         "",
     ]
     metrics = ["ndcg@10", "recall@10", "mrr@10", "concept_shown"]

@@ -62,7 +62,11 @@ def test_the_grid_forms_each_rule_from_the_same_feedback_and_chooses_on_train(ap
     assert list(rows) == ["no concepts", *concepts_eval.RULES]
     permissive = "pairs cited together once, clusters of 2"
     assert [n for n, r in rows.items() if r["formed"]] == [permissive]
-    assert found["chosen_on_train"] == permissive
+    # The permissive concept puts a non-document in train's top 10: the shipped rule wins.
+    assert rows[permissive]["train"]["ndcg@10"] <= rows["shipped"]["train"]["ndcg@10"]
+    assert found["chosen_on_train"] == "shipped"
+    better = {**rows, permissive: {**rows[permissive], "train": {"ndcg@10": 2.0}}}
+    assert concepts_eval.choose(better) == permissive
     assert rows[permissive]["members"] == 2
     assert rows["shipped"]["train"] == rows["no concepts"]["train"]
     # Every rule started from no concepts: only the last rule's concept is left.
