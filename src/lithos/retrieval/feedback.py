@@ -162,15 +162,19 @@ class TaskCompletion:
         completions that overlapped) is looked at. Idempotent; run at start-up."""
         last = await asyncio.to_thread(self.stats.last_applied_at)
         since = None if last is None else last - REPLAY_MARGIN
-        recorded = [f for f in await self.coordination.feedback_since(since) if f.receipt_id]
-        ids = [f.receipt_id for f in recorded if f.receipt_id is not None]
+        # Every row returned is bound to a receipt (feedback_since asks for that).
+        recorded = [
+            (f, f.receipt_id)
+            for f in await self.coordination.feedback_since(since)
+            if f.receipt_id is not None
+        ]
+        ids = [receipt_id for _, receipt_id in recorded]
         applied = await asyncio.to_thread(self.stats.applied, ids)
         learned = await asyncio.to_thread(self.edges.learned, ids)
         epoch = await asyncio.to_thread(self.edges.learning_recorded_since)
         stats_redone = graph_redone = 0
-        for row in recorded:
-            receipt_id = row.receipt_id
-            if receipt_id is None or (receipt_id in learned and receipt_id in applied):
+        for row, receipt_id in recorded:
+            if receipt_id in learned and receipt_id in applied:
                 continue
             receipt = await self.stats.receipt(receipt_id)
             if receipt is None:
