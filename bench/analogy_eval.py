@@ -21,7 +21,6 @@ found in the top 10.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
@@ -29,13 +28,14 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import corpus, machine
-from bench.explore_eval import overridden
+from bench import corpus, harness
+from bench.harness import LIMIT, overridden
 from bench.machine import log
 from bench.metrics import ndcg_at_k, recall_at_k
 from lithos.app import LithosApp
@@ -45,7 +45,6 @@ from lithos.retrieval.analogy import ANALOGY
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "analogy"
 FOLDER = "analogy"
 WEIGHTS = (0.0, 0.05, 0.15, 0.3, 0.5)
-LIMIT = 10
 
 
 @dataclass(frozen=True)
@@ -136,28 +135,17 @@ def chosen(table: Mapping[str, Any]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bench.eval import open_indexed
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="no background pages")
+    parser = harness.arguments(__doc__, quick="no background pages")
     parser.add_argument("--background", type=int, default=1000, help="tldr pages around them")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
-    parser.add_argument("--no-cache", action="store_true", help="embed everything afresh")
     args = parser.parse_args(argv)
     queries = load_queries()
     with tempfile.TemporaryDirectory(prefix="lithos-analogy-") as tmp:
         pages = [p for p in corpus.unpack(Path(tmp) / "pages") if p.source == "tldr"]
         pages = [] if args.quick else pages[: args.background]
-
-        def write(knowledge: Path) -> None:
-            write_notes(knowledge, pages)
-
-        app, build = open_indexed(write, Path(tmp) / "kb", use_cache=not args.no_cache)
-        try:
+        write = partial(write_notes, background=pages)
+        with harness.knowledge_base(write, not args.no_cache, "lithos-analogy-") as (app, build):
             table = run_rows(app, queries, WEIGHTS)
             framed = app.frames.size  # filled on the first analogy lookup
-        finally:
-            app.close()
     result = {
         "quick": args.quick,
         "fixture_notes": len(list((FIXTURE / "notes").glob("*.md"))),
@@ -167,11 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         "build": build,
         "rows": table,
         "chosen_on_tune": chosen(table),
-        "load_average": machine.load_average(),
     }
-    name = "analogy-quick" if args.quick else "analogy"
-    print(f"wrote {machine.write_result(args.out, name, result)}")
-    return 0
+    return harness.finish(args, "analogy", result)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ mark relevant, so a pair of abstracts is cited together once per train query tha
 (the concepts of the rule before are deleted first), and both splits are then scored with
 limit 10 exactly as an agent receives them, concept notes counting as non-relevant results.
 The rule is chosen on the train queries and reported on the test queries. Every pass starts
-from the learned state (receipts and retrieval counts restored, explore_eval ``row_state``),
+from the learned state (receipts and retrieval counts restored, bench/harness.py ``row_state``),
 so the damping of one pass does not carry into the next.
 
     .venv/bin/python bench/concepts_eval.py             # full SciFact: bench/out/concepts.json
@@ -17,11 +17,9 @@ so the damping of one pass does not carry into the next.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sqlite3
 import sys
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import partial
@@ -30,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import machine, scifact
+from bench import harness, scifact
 from bench.machine import log
 from bench.metrics import evaluate
 from lithos.app import LithosApp
@@ -173,45 +171,32 @@ def _splits(rows: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bench import explore_eval, retrieve_eval
-    from bench.eval import DEPTH, open_indexed
+    from bench import retrieve_eval
+    from bench.eval import DEPTH
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a small slice of SciFact")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
-    parser.add_argument("--no-cache", action="store_true", help="embed everything afresh")
-    args = parser.parse_args(argv)
-    data = scifact.load()
-    if args.quick:
-        data = scifact.subset(data, docs=300, queries_per_split=20)
+    args = harness.arguments(__doc__, quick="a small slice of SciFact").parse_args(argv)
+    data = harness.scifact_data(args.quick)
     ids = {scifact.note_id(doc): doc for doc in data.corpus}
-    with tempfile.TemporaryDirectory(prefix="lithos-concepts-") as tmp:
-        write = partial(scifact.write_notes, data)
-        app, build = open_indexed(write, Path(tmp), use_cache=not args.no_cache)
-        try:
-            learning = retrieve_eval.learning(app, data.queries, data.qrels, ids, DEPTH, {})
-            db = app.stats_store.db
-            db.call(partial(explore_eval.row_state, "save"))
-            result = grid(
-                app,
-                data.queries,
-                data.qrels,
-                ids,
-                lambda: db.call(partial(explore_eval.row_state, "restore")),
-            )
-        finally:
-            app.close()
+    write = partial(scifact.write_notes, data)
+    with harness.knowledge_base(write, not args.no_cache, "lithos-concepts-") as (app, build):
+        learning = retrieve_eval.learning(app, data.queries, data.qrels, ids, DEPTH, {})
+        db = app.stats_store.db
+        db.call(partial(harness.row_state, "save"))
+        result = grid(
+            app,
+            data.queries,
+            data.qrels,
+            ids,
+            partial(db.call, partial(harness.row_state, "restore")),
+        )
     result |= {
         "quick": args.quick,
         "corpus_docs": len(data.corpus),
         "queries": {split: len(table) for split, table in data.qrels.items()},
         "build": build,
         "cited_notes": learning["cited_notes"],
-        "load_average": machine.load_average(),
     }
-    name = "concepts-quick" if args.quick else "concepts"
-    print(f"wrote {machine.write_result(args.out, name, result)}")
-    return 0
+    return harness.finish(args, "concepts", result)
 
 
 if __name__ == "__main__":

@@ -7,24 +7,21 @@ settings overridden for that row only (see :data:`ROWS`). SciFact runs twice: be
 agents' feedback on its train queries, which writes the typed ``related_to`` edges the graph
 scout follows and temperature reads (concepts formed from that feedback are measured by
 bench/concepts_eval.py). Each row also reports how hot its queries were (mean
-temperature, share above ``exploration.threshold``) and its mean latency.
+temperature, share above ``exploration.threshold``) and its median latency; each data set
+records the machine, commit and load of its own run, so the two can run apart and be merged.
 
     .venv/bin/python bench/explore_eval.py                # both data sets, bench/out/
     .venv/bin/python bench/explore_eval.py --quick --out /tmp/x
-    .venv/bin/python bench/explore_eval.py --only longmemeval
+    .venv/bin/python bench/explore_eval.py --only longmemeval --merge   # keep SciFact's rows
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import sqlite3
+import json
 import statistics
 import sys
-import tempfile
-import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
@@ -32,17 +29,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pydantic import BaseModel
-
-from bench import longmemeval, machine, retrieve_eval, scifact
-from bench.eval import DEPTH, open_indexed
+from bench import harness, longmemeval, machine, retrieve_eval, scifact
+from bench.eval import DEPTH
+from bench.harness import LIMIT, overridden, row_state
 from bench.machine import log
 from bench.metrics import evaluate
 from lithos.app import LithosApp
 from lithos.domain.edges import EdgeFilter
-from lithos.domain.retrieval import EXPLORATION_SCOUTS, Retrieval, RetrievalQuery
+from lithos.domain.retrieval import EXPLORATION_SCOUTS, RetrievalQuery
 
-LIMIT = 10
 # Row name -> lcma overrides (a dict merges into a dict or nested settings section).
 ROWS: dict[str, dict[str, Any]] = {
     "defaults": {},
@@ -55,46 +50,7 @@ ROWS: dict[str, dict[str, Any]] = {
     "graph scout, rule edges at half weight": {"graph_provenance_weights": {"rule": 0.5}},
     "exploration weights not learned": {"exploration": {"learn": False}},
 }
-
-
-@contextmanager
-def overridden(app: LithosApp, overrides: Mapping[str, Any]) -> Iterator[None]:
-    """Retrieval rebuilt under ``overrides`` of ``app.config.lcma``, restored afterwards."""
-    lcma = app.config.lcma
-    saved = {key: getattr(lcma, key) for key in overrides}
-    for key, value in overrides.items():
-        current = saved[key]
-        if isinstance(current, BaseModel):
-            value = current.model_copy(update=value)
-        elif isinstance(current, dict):
-            value = {**current, **value}
-        setattr(lcma, key, value)
-    app.retrieval = app.build_retrieval()
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            setattr(lcma, key, value)
-        app.retrieval = app.build_retrieval()
-
-
-# What a retrieval changes in stats.db: its receipt and the returned notes' retrieval counts,
-# which scout_novelty reads (its rarity term). Restored before each row, so a row does not
-# carry what the rows before it retrieved.
-ROW_STATE = ("node_stats", "receipts", "receipt_nodes")
-
-
-def row_state(action: str, conn: sqlite3.Connection) -> None:
-    """``save`` the tables of :data:`ROW_STATE` into temporary copies, or ``restore`` them."""
-    if action == "save":
-        for name in ROW_STATE:
-            conn.execute(f"DROP TABLE IF EXISTS temp.saved_{name}")
-            conn.execute(f"CREATE TEMP TABLE saved_{name} AS SELECT * FROM main.{name}")
-        return
-    for name in reversed(ROW_STATE):  # receipt_nodes before the receipts they point to
-        conn.execute(f"DELETE FROM main.{name}")
-    for name in ROW_STATE:
-        conn.execute(f"INSERT INTO main.{name} SELECT * FROM temp.saved_{name}")
+DATA_SETS = ("scifact", "longmemeval")
 
 
 def run_rows(
@@ -103,11 +59,10 @@ def run_rows(
     score: Callable[[dict[str, list[str]]], dict[str, Any]],
 ) -> dict[str, Any]:
     """Each row's scores, temperature and latency over ``queries`` (id -> request). Every
-    row starts from the same learned state (see :func:`row_state`)."""
+    row starts from the same learned state (bench/harness.py ``row_state``)."""
     threshold = app.config.lcma.exploration.threshold
     app.stats_store.db.call(partial(row_state, "save"))
-    for request in list(queries.values())[:5]:  # warm caches before the first timed row
-        asyncio.run(app.retrieval.retrieve(request))
+    harness.warm(app, queries)
     table: dict[str, Any] = {}
     for name, overrides in ROWS.items():
         app.stats_store.db.call(partial(row_state, "restore"))
@@ -115,10 +70,8 @@ def run_rows(
             rankings: dict[str, list[str]] = {}
             heat: list[float] = []
             took: list[float] = []
-            for qid, request in queries.items():
-                started = time.perf_counter()
-                result: Retrieval = asyncio.run(app.retrieval.retrieve(request))
-                took.append(1000 * (time.perf_counter() - started))
+            for qid, result, ms in harness.timed(app, queries):
+                took.append(ms)
                 rankings[qid] = [r.id for r in result.results]
                 heat.append(result.temperature)
         table[name] = {
@@ -133,9 +86,7 @@ def run_rows(
 
 
 def scifact_rows(args: argparse.Namespace) -> dict[str, Any]:
-    data = scifact.load()
-    if args.quick:
-        data = scifact.subset(data, docs=300, queries_per_split=20)
+    data = harness.scifact_data(args.quick)
     ids = {scifact.note_id(doc): doc for doc in data.corpus}
     test = {q: RetrievalQuery(data.queries[q], limit=LIMIT) for q in data.qrels["test"]}
 
@@ -144,17 +95,13 @@ def scifact_rows(args: argparse.Namespace) -> dict[str, Any]:
         found = evaluate(plain, data.qrels["test"])
         return {k: round(v, 4) for k, v in found.items() if not k.endswith("@100")}
 
-    with tempfile.TemporaryDirectory(prefix="lithos-explore-") as tmp:
-        write = partial(scifact.write_notes, data)
-        app, build = open_indexed(write, Path(tmp), use_cache=not args.no_cache)
-        try:
-            before = run_rows(app, test, score)
-            learning = retrieve_eval.learning(app, data.queries, data.qrels, ids, DEPTH, {})
-            edges = len(app.edge_store.find(EdgeFilter(limit=10**7), app.clock()))
-            scouts = app.stats_store.scout_weight_table(EXPLORATION_SCOUTS)
-            after = run_rows(app, test, score)
-        finally:
-            app.close()
+    write = partial(scifact.write_notes, data)
+    with harness.knowledge_base(write, not args.no_cache, "lithos-explore-") as (app, build):
+        before = run_rows(app, test, score)
+        learning = retrieve_eval.learning(app, data.queries, data.qrels, ids, DEPTH, {})
+        edges = len(app.edge_store.find(EdgeFilter(limit=10**7), app.clock()))
+        scouts = app.stats_store.scout_weight_table(EXPLORATION_SCOUTS)
+        after = run_rows(app, test, score)
     return {
         "corpus_docs": len(data.corpus),
         "test_queries": len(test),
@@ -167,51 +114,51 @@ def scifact_rows(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def longmemeval_rows(args: argparse.Namespace) -> dict[str, Any]:
-    questions = longmemeval.load()
-    if args.quick:
-        questions = longmemeval.subset(questions, per_type=1, distractors=2)
-    elif args.lme_per_type:
-        questions = longmemeval.subset(questions, per_type=args.lme_per_type, distractors=1000)
-    sessions: dict[str, str] = {}
-    requests = {
-        q.question_id: RetrievalQuery(q.question, limit=LIMIT, path_prefix=q.folder + "/")
-        for q in questions
-    }
+    base = longmemeval.Haystacks.load(args.quick, args.lme_per_type)
+    with harness.knowledge_base(base.write, not args.no_cache, "lithos-explore-") as (app, build):
+        rows = run_rows(app, base.requests(), base.overall)
+    return {"questions": len(base.questions), "build": build, "rows": rows}
 
-    def write(knowledge: Path) -> None:
-        sessions.update(longmemeval.write_notes(questions, knowledge))
 
-    def score(rankings: dict[str, list[str]]) -> dict[str, Any]:
-        return longmemeval.score(rankings, questions, sessions)["overall"]
+def merged(previous: Mapping[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` with the data sets it did not run taken from ``previous`` (an earlier
+    explore.json), each keeping the machine, date, commit and load of its own run."""
+    for name in DATA_SETS:
+        if name not in result and name in previous:
+            earlier = dict(previous[name])
+            earlier.setdefault("run", {"machine": previous["machine"]} | _load(previous))
+            result[name] = earlier
+    return result
 
-    with tempfile.TemporaryDirectory(prefix="lithos-explore-") as tmp:
-        app, build = open_indexed(write, Path(tmp), use_cache=not args.no_cache)
-        try:
-            rows = run_rows(app, requests, score)
-        finally:
-            app.close()
-    return {"questions": len(questions), "build": build, "rows": rows}
+
+def _load(result: Mapping[str, Any]) -> dict[str, Any]:
+    return {"load_average": result["load_average"]} if "load_average" in result else {}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="small slices of both data sets")
-    parser.add_argument("--only", choices=("scifact", "longmemeval"))
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
-    parser.add_argument("--no-cache", action="store_true", help="embed everything afresh")
+    parser = harness.arguments(__doc__, quick="small slices of both data sets")
+    parser.add_argument("--only", choices=DATA_SETS)
     parser.add_argument(
         "--lme-per-type", type=int, default=0, help="LongMemEval: first N questions per type"
     )
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the other data set's rows from an earlier explore.json in --out",
+    )
     args = parser.parse_args(argv)
     result: dict[str, Any] = {"quick": args.quick, "limit": LIMIT, "rows": ROWS}
-    if args.only != "longmemeval":
-        result["scifact"] = scifact_rows(args)
-    if args.only != "scifact":
-        result["longmemeval"] = longmemeval_rows(args)
-    result["load_average"] = machine.load_average()
-    name = "explore-quick" if args.quick else "explore"
-    print(f"wrote {machine.write_result(args.out, name, result)}")
-    return 0
+    for name, rows in (("scifact", scifact_rows), ("longmemeval", longmemeval_rows)):
+        if args.only in (None, name):
+            result[name] = rows(args)
+            result[name]["run"] = {
+                "machine": machine.describe(),
+                "load_average": machine.load_average(),
+            }
+    previous = args.out / ("explore-quick.json" if args.quick else "explore.json")
+    if args.merge and previous.exists():
+        result = merged(json.loads(previous.read_text()), result)
+    return harness.finish(args, "explore", result)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from typing import Any
 
 import yaml
 
+from bench.harness import LIMIT, overridden
 from bench.machine import log
 from bench.metrics import ndcg_at_k, recall_all_at_k, recall_any_at_k
 from lithos.app import LithosApp
@@ -166,6 +167,40 @@ Scored = list[tuple[str, float]]
 Retriever = Callable[[LithosApp, str, str, int], Scored]
 
 
+@dataclass
+class Haystacks:
+    """Questions as one knowledge base: one folder of session notes per question, each
+    question asked inside its own folder (what the LCMA evaluations retrieve from)."""
+
+    questions: list[Question]
+    sessions: dict[str, str] = field(default_factory=dict)  # note id -> session id
+
+    @classmethod
+    def load(cls, quick: bool, per_type: int | None) -> Haystacks:
+        """All 60 questions, the first ``per_type`` of each type (whole haystacks), or a
+        quick run's one question a type with two distractor sessions."""
+        questions = load()
+        if quick:
+            questions = subset(questions, per_type=1, distractors=2)
+        elif per_type:
+            questions = subset(questions, per_type=per_type)
+        return cls(questions)
+
+    def write(self, knowledge: Path) -> None:
+        """The session notes, for bench/harness.py ``knowledge_base``."""
+        self.sessions.update(write_notes(self.questions, knowledge))
+
+    def requests(self, limit: int = LIMIT) -> dict[str, RetrievalQuery]:
+        return {
+            q.question_id: RetrievalQuery(q.question, limit=limit, path_prefix=q.folder + "/")
+            for q in self.questions
+        }
+
+    def overall(self, rankings: Mapping[str, Sequence[str]]) -> dict[str, float]:
+        """recall_any@5, recall_all@5 and nDCG@10 over every question."""
+        return score(rankings, self.questions, self.sessions)["overall"]
+
+
 def _scoped(folder: str) -> SearchFilter:
     return SearchFilter(path_prefix=folder + "/")
 
@@ -238,24 +273,6 @@ def score(
     }
 
 
-def with_lcma(app: LithosApp, overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Apply ``overrides`` to ``app.config.lcma`` (a dict value merges into a dict setting)
-    and rebuild retrieval; returns the settings as they were, for :func:`restore_lcma`."""
-    lcma = app.config.lcma
-    saved = {key: getattr(lcma, key) for key in overrides}
-    for key, value in overrides.items():
-        current = getattr(lcma, key)
-        setattr(lcma, key, {**current, **value} if isinstance(current, dict) else value)
-    app.retrieval = app.build_retrieval()
-    return saved
-
-
-def restore_lcma(app: LithosApp, saved: Mapping[str, Any]) -> None:
-    for key, value in saved.items():
-        setattr(app.config.lcma, key, value)
-    app.retrieval = app.build_retrieval()
-
-
 def run(
     app: LithosApp,
     questions: Sequence[Question],
@@ -267,17 +284,13 @@ def run(
     go into ``ranked`` (row name -> question id -> ranking) when it is given."""
     results: dict[str, Any] = {}
     for row in rows:
-        saved = with_lcma(app, row.lcma) if row.lcma else {}
-        try:
+        with overridden(app, row.lcma):
             retriever = RETRIEVERS[row.retriever]
             scored: dict[str, Scored] = {}
             started = time.perf_counter()
             for q in questions:
                 scored[q.question_id] = retriever(app, q.question, q.folder, DEPTH)
             elapsed = time.perf_counter() - started
-        finally:
-            if saved:
-                restore_lcma(app, saved)
         if ranked is not None:
             ranked[row.name] = scored
         rankings = {q: [note for note, _ in hits] for q, hits in scored.items()}

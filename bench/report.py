@@ -986,6 +986,7 @@ def explore_section(result: dict[str, Any]) -> list[str]:
     scifact = result.get("scifact")
     if scifact:
         count = f"{scifact['corpus_docs']} abstracts, {scifact['test_queries']} test queries"
+        lines += _run_line(scifact)
         lines += rows_table(f"SciFact ({count}), before any feedback:", scifact["before_feedback"])
         feedback = scifact["feedback"]
         lines += rows_table(
@@ -1016,8 +1017,18 @@ def explore_section(result: dict[str, Any]) -> list[str]:
         lines += concepts_section(scifact)
     lme = result.get("longmemeval")
     if lme:
+        lines += _run_line(lme)
         lines += rows_table(f"LongMemEval-S ({lme['questions']} questions, overall):", lme["rows"])
     return lines
+
+
+def _run_line(data_set: dict[str, Any]) -> list[str]:
+    """When and on what commit one data set of a merged result ran, with its load."""
+    run = data_set.get("run")
+    if not run:
+        return []
+    machine = run["machine"]
+    return [f"Run {machine['date']}, commit `{machine['commit']}`, {_load_line(run)}.", ""]
 
 
 def _load_line(result: dict[str, Any]) -> str:

@@ -21,15 +21,11 @@ questions, each query is retrieved with ``lcma.llm`` off and on (limit 10). Repo
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import json
 import re
 import statistics
 import sys
-import tempfile
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -41,14 +37,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import longmemeval, machine, scifact
-from bench.explore_eval import overridden
+from bench import harness, longmemeval, scifact
+from bench.harness import LIMIT, overridden
 from bench.machine import log
 from lithos.app import LithosApp
 from lithos.domain.retrieval import RetrievalQuery, classify_query
 from lithos.retrieval.terrace import TERRACE_TWO
 
-LIMIT = 10
 FAIL_EVERY = 7  # every 7th request to the fake model fails with HTTP 500
 THRESHOLDS = (0.6, 0.7, 0.8, 0.85, 0.9)
 _SHOWN = re.compile(r"^\[(\d+)\] ", re.MULTILINE)
@@ -119,14 +114,11 @@ def _quantiles(values: list[float]) -> dict[str, float]:
 
 def measure(app: LithosApp, requests: Mapping[str, RetrievalQuery]) -> dict[str, Any]:
     """Every query with the pass off, then on against the fake endpoint."""
-    for request in list(requests.values())[:5]:  # warm caches first
-        asyncio.run(app.retrieval.retrieve(request))
+    harness.warm(app, requests)
     off: list[float] = []
     temperatures: dict[str, float] = {}
-    for qid, request in requests.items():
-        started = time.perf_counter()
-        got = asyncio.run(app.retrieval.retrieve(request))
-        off.append(1000 * (time.perf_counter() - started))
+    for qid, got, ms in harness.timed(app, requests):
+        off.append(ms)
         temperatures[qid] = got.temperature
     fake = FakeModel()
     on: list[float] = []
@@ -137,22 +129,20 @@ def measure(app: LithosApp, requests: Mapping[str, RetrievalQuery]) -> dict[str,
     with serving(fake.answer) as url:
         settings = {"enabled": True, "base_url": url, "model": "fake", "timeout_seconds": 10.0}
         with overridden(app, {"llm": settings}):
-            for request in requests.values():
-                before = len(fake.requests)
-                started = time.perf_counter()
-                got = asyncio.run(app.retrieval.retrieve(request))
-                on.append(1000 * (time.perf_counter() - started))
-                mine = fake.requests[before:]
+            before = 0
+            for qid, got, ms in harness.timed(app, requests):
+                on.append(ms)
+                mine, before = fake.requests[before:], len(fake.requests)
                 answered = bool(mine) and not any(r["failed"] for r in mine)
                 failed = any(r["failed"] for r in mine)
                 reached[got.terrace_reached] += 1
                 if mine:
-                    asked_by_class[classify_query(request.query)] += 1
+                    asked_by_class[classify_query(requests[qid].query)] += 1
                 truthful = got.terrace_reached == (2 if answered else 1) and (
                     failed == (got.degraded and TERRACE_TWO in got.failed_scouts)
                 )
                 if not truthful:
-                    wrong.append(request.query)
+                    wrong.append(requests[qid].query)
     asked = [r for r in fake.requests]
     heat = list(temperatures.values())
     return {
@@ -180,55 +170,25 @@ def measure(app: LithosApp, requests: Mapping[str, RetrievalQuery]) -> dict[str,
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bench.eval import open_indexed
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="small slices of both data sets")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
-    parser.add_argument("--no-cache", action="store_true", help="embed everything afresh")
+    parser = harness.arguments(__doc__, quick="small slices of both data sets")
     parser.add_argument(
         "--lme-per-type", type=int, default=3, help="LongMemEval: first N questions per type"
     )
     args = parser.parse_args(argv)
     result: dict[str, Any] = {"quick": args.quick, "limit": LIMIT, "fail_every": FAIL_EVERY}
 
-    data = scifact.load()
-    if args.quick:
-        data = scifact.subset(data, docs=300, queries_per_split=20)
+    data = harness.scifact_data(args.quick)
     tests = {q: RetrievalQuery(data.queries[q], limit=LIMIT) for q in data.qrels["test"]}
-    with tempfile.TemporaryDirectory(prefix="lithos-terrace-") as tmp:
-        app, _ = open_indexed(partial(scifact.write_notes, data), Path(tmp), not args.no_cache)
-        try:
-            result["scifact"] = measure(app, tests)
-        finally:
-            app.close()
+    write = partial(scifact.write_notes, data)
+    with harness.knowledge_base(write, not args.no_cache, "lithos-terrace-") as (app, _):
+        result["scifact"] = measure(app, tests)
     log(f"scifact: {result['scifact']}")
 
-    questions = longmemeval.load()
-    if args.quick:
-        questions = longmemeval.subset(questions, per_type=1, distractors=2)
-    else:
-        questions = longmemeval.subset(questions, per_type=args.lme_per_type)
-    sessions: dict[str, str] = {}
-
-    def write(knowledge: Path) -> None:
-        sessions.update(longmemeval.write_notes(questions, knowledge))
-
-    asks = {
-        q.question_id: RetrievalQuery(q.question, limit=LIMIT, path_prefix=q.folder + "/")
-        for q in questions
-    }
-    with tempfile.TemporaryDirectory(prefix="lithos-terrace-") as tmp:
-        app, _ = open_indexed(write, Path(tmp), not args.no_cache)
-        try:
-            result["longmemeval"] = measure(app, asks)
-        finally:
-            app.close()
+    base = longmemeval.Haystacks.load(args.quick, args.lme_per_type)
+    with harness.knowledge_base(base.write, not args.no_cache, "lithos-terrace-") as (app, _):
+        result["longmemeval"] = measure(app, base.requests())
     log(f"longmemeval: {result['longmemeval']}")
-    result["load_average"] = machine.load_average()
-    name = "terrace-quick" if args.quick else "terrace"
-    print(f"wrote {machine.write_result(args.out, name, result)}")
-    return 0
+    return harness.finish(args, "terrace", result)
 
 
 if __name__ == "__main__":

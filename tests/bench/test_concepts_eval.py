@@ -48,7 +48,7 @@ def test_the_permissive_rule_forms_a_concept_and_both_gateway_rows_are_scored(ap
 def test_the_grid_forms_each_rule_from_the_same_feedback_and_chooses_on_train(app: LithosApp):
     from functools import partial
 
-    from bench.explore_eval import row_state
+    from bench.harness import row_state
 
     ids = asyncio.run(setup(app))
     queries = {"q1": "retry backoff", "q2": "tomatoes"}

@@ -44,3 +44,37 @@ def test_every_row_becomes_a_line_with_its_overrides():
     assert len(body) == len(ROWS)
     assert body[1].startswith("| no exploration | " + json.dumps(ROWS["no exploration"]))
     assert body[0] == "| defaults |  | 0.5 | 0.5 | 0.7 | 0.9 | 3 |"
+
+
+def test_a_merged_result_keeps_each_data_set_with_its_own_run():
+    from bench.explore_eval import merged
+
+    rows = {name: row(0.5, lcma) for name, lcma in ROWS.items()}
+    earlier_machine = {**MACHINE, "date": "earlier", "commit": "old"}
+    earlier = {
+        "machine": earlier_machine,
+        "limit": 10,
+        "load_average": [4.0, 5.0, 6.0],
+        "longmemeval": {"questions": 60, "rows": rows},
+    }
+    run = {"machine": MACHINE, "load_average": [1.0, 2.0, 3.0]}
+    scifact = {
+        "corpus_docs": 3,
+        "test_queries": 2,
+        "before_feedback": rows,
+        "after_feedback": rows,
+        "feedback": {"cited_notes": 1, "edges": 0},
+        "run": run,
+    }
+    result = merged(earlier, {"machine": MACHINE, "limit": 10, "scifact": scifact})
+    assert result["scifact"]["run"] == run
+    assert result["longmemeval"]["run"] == {
+        "machine": earlier_machine,
+        "load_average": [4.0, 5.0, 6.0],
+    }
+    lines = explore_section(result)
+    assert "Run today, commit `abc`, load average 1.0, 2.0, 3.0." in lines
+    assert "Run earlier, commit `old`, load average 4.0, 5.0, 6.0." in lines
+    # A data set run again replaces the earlier one.
+    again = merged(earlier, {"machine": MACHINE, "longmemeval": {"questions": 6, "rows": rows}})
+    assert again["longmemeval"]["questions"] == 6 and "scifact" not in again

@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from bench.explore_eval import row_state
+from bench.harness import row_state
 from lithos.domain.retrieval import LearningRules, Receipt, ReceiptNode
 from lithos.store.memory import MEMORY_MIGRATIONS
 from lithos.store.sqlite import Database
