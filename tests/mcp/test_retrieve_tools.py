@@ -4,14 +4,14 @@ MCP client over a real app (real SQLite, Tantivy and vector store; the fake embe
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
 from fastmcp import Client
 
 from lithos.app import LithosApp
-from lithos.domain.retrieval import ScoutHit
+from lithos.domain.retrieval import Candidate, ScoutHit
 from lithos.mcp.server import create_server
 from lithos.retrieval.context import ScoutContext
 from tests.support import call, make_app
@@ -64,6 +64,22 @@ async def test_focus_lifts_a_note_close_to_the_best_results(client: Client, app:
     # The same query evidence for both (one 'sizing' in the text), so focus decides.
     assert results[close]["reasons"][:2] == results[far]["reasons"][:2]
     assert results[close]["score"] > results[far]["score"]
+
+
+async def test_shown_lexical_hits_name_the_words_their_text_matched(client: Client):
+    """The lexical scout ranks without snippets and explains only what is shown: every shown
+    note it found says which query words its text matched, whatever its rank."""
+    notes = [
+        await write(client, f"Note {i}", f"retry with jitter {'and spacing ' * i}then wait")
+        for i in range(25)
+    ]
+    result = await retrieve(client, "jitter spacing", limit=25)
+    shown = by_id(result)
+    assert set(shown) == set(notes)
+    for note in notes[1:]:
+        lexical = [r for r in shown[note]["reasons"] if r.startswith("lexical:")]
+        assert lexical and lexical[0].startswith("lexical: matched 'jitter', 'spacing' in text")
+    assert "matched 'jitter' in text" in " ".join(shown[notes[0]]["reasons"])
 
 
 async def test_conflicts_appear_only_when_asked(client: Client):
@@ -246,6 +262,33 @@ class BrokenScout:
 
     def find(self, ctx: ScoutContext) -> list[ScoutHit]:
         raise RuntimeError("index unavailable")
+
+
+class MuteScout:
+    """Finds a note but cannot explain it."""
+
+    name = "scout_mute"
+
+    def __init__(self, note_id: str) -> None:
+        self.note_id = note_id
+
+    def find(self, ctx: ScoutContext) -> list[ScoutHit]:
+        return [ScoutHit(self.note_id, 0.9, "mute: found it")]
+
+    def describe(self, ctx: ScoutContext, shown: Sequence[Candidate]) -> None:
+        raise RuntimeError("cannot explain")
+
+
+async def test_a_scout_that_cannot_describe_its_results_keeps_its_brief_reason(
+    client: Client, app: LithosApp
+):
+    note = await write(client, "Quiet", "nothing to match")
+    mute = MuteScout(note)
+    app.retrieval.phase_a.append(mute)
+    app.retrieval.describers.append(mute)
+    result = await retrieve(client, "unrelated words")
+    assert "mute: found it" in by_id(result)[note]["reasons"]
+    assert result["degraded"] is False
 
 
 async def test_a_failing_scout_is_reported_not_fatal(client: Client, app: LithosApp):

@@ -167,3 +167,24 @@ def test_a_staged_note_gets_a_highlighted_snippet_even_for_words_new_to_the_inde
     snippet = next(h.snippet for h in index.search("pangolin") if h.id == "long")
     assert snippet.startswith("…**pangolin** **pangolins** tail") and snippet.endswith("…")
     assert len(snippet) <= 200 + 10
+
+
+def test_search_without_snippets_ranks_alike_and_a_filter_to_the_hits_keeps_their_scores(
+    corpus: FullTextIndex,
+) -> None:
+    """What lithos_retrieve's lexical scout relies on: it ranks without snippets, then asks
+    again for the few notes it shows, by id, and finds them with the same BM25 as before,
+    committed and staged notes alike."""
+    rng = random.Random(11)
+    corpus.stage_upsert([note(f"s{i}", text(rng, 1, 3), text(rng, 5, 60)) for i in range(20)])
+    full = corpus.search("maple cedar", limit=60, syntax=False)
+    bare = corpus.search("maple cedar", limit=60, syntax=False, snippets=False)
+    assert [(h.id, h.score) for h in bare] == [(h.id, h.score) for h in full]
+    assert {h.id for h in full} & {f"s{i}" for i in range(20)}  # staged notes among them
+    assert all(h.snippet == "" for h in bare) and all(h.snippet for h in full)
+    shown = [bare[0].id, bare[7].id, bare[33].id, *(h.id for h in bare if h.id.startswith("s"))]
+    again = corpus.search("maple cedar", limit=len(shown), syntax=False, only_ids=shown)
+    assert {h.id: h.score for h in again} == {h.id: h.score for h in bare if h.id in shown}
+    # ... and with the very snippets an eager search highlights for them
+    assert {h.id: h.snippet for h in again} == {h.id: h.snippet for h in full if h.id in shown}
+    assert sum("**" in h.snippet for h in again) >= len(shown) // 2

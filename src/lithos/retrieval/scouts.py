@@ -15,19 +15,19 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from lithos.domain.fusion import min_max
-from lithos.domain.retrieval import ScoutHit, words
+from lithos.domain.retrieval import Candidate, ScoutHit, words
 from lithos.domain.timestamps import parse_timestamp
 from lithos.errors import InvalidInput
 from lithos.retrieval.context import STOPWORDS, ScoutContext
 from lithos.services.graph import LinkGraph
 from lithos.store.catalog import Catalog, ListQuery
-from lithos.store.fulltext import FullTextIndex
+from lithos.store.fulltext import FullTextHit, FullTextIndex
 from lithos.store.stats import StatsStore
 from lithos.store.vectors import VectorStore
 
@@ -45,6 +45,17 @@ class Scout(Protocol):
 
     def find(self, ctx: ScoutContext) -> list[ScoutHit]:
         """Candidates for the query, every one allowed by ``ctx.eligibility``."""
+        ...
+
+
+@runtime_checkable
+class Describer(Protocol):
+    """A scout that explains its finds fully only for the notes that are shown: what it
+    would cost to explain every candidate is spent on the few that make the answer."""
+
+    def describe(self, ctx: ScoutContext, shown: Sequence[Candidate]) -> None:
+        """Complete the reasons (and the snippet, when none is set) of the ``shown``
+        candidates this scout found, in place."""
         ...
 
 
@@ -164,40 +175,72 @@ class LexicalScout:
         self.ready = ready
 
     def find(self, ctx: ScoutContext) -> list[ScoutHit]:
+        """The best ``ctx.depth`` notes by BM25. Snippets are not made here: most candidates
+        are never shown, so :meth:`describe` highlights the few that are."""
         if not ctx.terms:
             return []
         self.ready()
-        eligible = ctx.eligibility
-        # Every filter is applied inside the index: the allowed ids when a filter narrows the
-        # knowledge base, else the (few) ids the caller's scope hides.
-        found = self.fulltext.search(
-            ctx.query.query,
-            limit=ctx.depth,
-            syntax=False,
-            highlight=ctx.query.limit * 2,
-            only_ids=eligible.allowed,
-            exclude_ids=eligible.hidden if eligible.allowed is None else (),
-        )
+        found = self._search(ctx, ctx.depth, snippets=False)
         raw = [hit.score for hit in found]
         absolute = [calibrate_bm25(r, self.saturation) for r in raw]
-        hits = []
-        for hit, score in zip(found, adaptive(raw, absolute, self.share), strict=True):
-            title_words = set(words(hit.title))
-            in_title = [t for t in ctx.terms if t in title_words]
-            in_text = [
+        return [
+            ScoutHit(hit.id, score, self._reason(ctx, hit, highlighted=False))
+            for hit, score in zip(found, adaptive(raw, absolute, self.share), strict=True)
+        ]
+
+    def describe(self, ctx: ScoutContext, shown: Sequence[Candidate]) -> None:
+        """Give each shown note this scout found its highlighted snippet (unless another scout
+        gave it one) and a reason that names the query words matched in its text."""
+        mine = {c.note_id: c for c in shown if self.name in c.evidence}
+        if not mine:
+            return
+        for hit in self._search(ctx, len(mine), only_ids=mine):
+            c = mine[hit.id]
+            brief = self._reason(ctx, hit, highlighted=False)
+            full = self._reason(ctx, hit, highlighted=True)
+            c.reasons = [full if r == brief else r for r in c.reasons]
+            if c.snippet is None and hit.snippet:
+                c.snippet = hit.snippet
+
+    def _search(
+        self,
+        ctx: ScoutContext,
+        limit: int,
+        snippets: bool = True,
+        only_ids: Collection[str] | None = None,
+    ) -> list[FullTextHit]:
+        # Every filter is applied inside the index: the allowed ids when a filter narrows the
+        # knowledge base, else the (few) ids the caller's scope hides. Filters never change a
+        # score, so describe() finds each shown note (all allowed) with the BM25 find() gave it.
+        eligible = ctx.eligibility
+        return self.fulltext.search(
+            ctx.query.query,
+            limit=limit,
+            syntax=False,
+            only_ids=eligible.allowed if only_ids is None else only_ids,
+            exclude_ids=eligible.hidden if eligible.allowed is None else (),
+            snippets=snippets,
+        )
+
+    def _reason(self, ctx: ScoutContext, hit: FullTextHit, highlighted: bool) -> str:
+        title_words = set(words(hit.title))
+        in_title = [t for t in ctx.terms if t in title_words]
+        in_text = (
+            [
                 t
                 for t in dict.fromkeys(w.lower() for w in _HIGHLIGHT.findall(hit.snippet))
                 if t not in STOPWORDS and t not in in_title
             ]
-            parts = []
-            if in_title:
-                parts.append(f"matched {_quote(in_title)} in title")
-            if in_text:
-                parts.append(f"matched {_quote(in_text)} in text")
-            detail = "; ".join(parts) or "query words in text"
-            reason = f"lexical: {detail} (BM25 {hit.score:.1f})"
-            hits.append(ScoutHit(hit.id, score, reason, hit.snippet))
-        return hits
+            if highlighted
+            else []
+        )
+        parts = []
+        if in_title:
+            parts.append(f"matched {_quote(in_title)} in title")
+        if in_text:
+            parts.append(f"matched {_quote(in_text)} in text")
+        detail = "; ".join(parts) or "query words in text"
+        return f"lexical: {detail} (BM25 {hit.score:.1f})"
 
 
 class ExactAliasScout:

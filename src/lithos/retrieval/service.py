@@ -46,7 +46,7 @@ from lithos.retrieval.concepts import ConceptGateway
 from lithos.retrieval.context import Eligibility, ScoutContext
 from lithos.retrieval.expansion import ExpansionScout, Seed
 from lithos.retrieval.exploration import ExplorationScout, ExplorationSettings, reserve_slots
-from lithos.retrieval.scouts import Scout
+from lithos.retrieval.scouts import Describer, Scout
 from lithos.retrieval.temperature import Heat, TemperatureSettings, Thermometer
 from lithos.retrieval.terrace import (
     FOLLOWUP,
@@ -110,6 +110,7 @@ class RetrievalService:
         """``concepts`` damps concept notes and keeps them with their specifics."""
         self.settings = settings
         self.phase_a = list(phase_a)
+        self.describers = [s for s in self.phase_a if isinstance(s, Describer)]
         self.phase_b = list(phase_b)
         self.catalog = catalog
         self.graph = graph
@@ -368,10 +369,9 @@ class RetrievalService:
         self, pool: dict[str, Candidate], ctx: ScoutContext, run: _Run, receipt_id: str, heat: Heat
     ) -> tuple[Retrieval, list[ReceiptNode]]:
         cfg = self.settings
-        entries = self.catalog.get_many(list(pool))
-        pool = {k: c for k, c in pool.items() if k in entries}  # deleted since a scout ran
+        note_types = self.catalog.note_types(list(pool))
+        pool = {k: c for k, c in pool.items() if k in note_types}  # deleted since a scout ran
         stats = self.stats.node_stats(list(pool))
-        note_types = {k: entry.note_type for k, entry in entries.items()}
         pool_vectors = self.vectors.note_vectors(pool) if cfg.weights.focus_weight else None
         ordered = rank.rerank(
             pool,
@@ -400,7 +400,10 @@ class RetrievalService:
         final = ordered[: ctx.query.limit]
         if self.concepts is not None:
             final = self.concepts.join(ordered, ctx.query.limit, self.graph.titles)
+        entries = self.catalog.get_many([c.note_id for c in final])
+        final = [c for c in final if c.note_id in entries]  # deleted a moment ago
         ids = [c.note_id for c in final]
+        self._describe(ctx, final)
         leads = self.vectors.lead_texts(c.note_id for c in final if not c.snippet)
         sources = self.catalog.derived_from(ids)
         results = tuple(
@@ -417,6 +420,15 @@ class RetrievalService:
             conflicts=self._conflicts(ids, ctx) if ctx.query.surface_conflicts else None,
         )
         return retrieval, nodes
+
+    def _describe(self, ctx: ScoutContext, shown: Sequence[Candidate]) -> None:
+        """Let the scouts that explain only what is shown complete their reasons; one that
+        fails leaves its brief reason (the answer does not depend on it)."""
+        for scout in self.describers:
+            try:
+                scout.describe(ctx, shown)
+            except Exception:  # an explanation never fails a retrieval
+                log.warning("%s could not describe its results", scout, exc_info=True)
 
     def _weights(self, ctx: ScoutContext, heat: Heat) -> rank.RerankWeights:
         """Terrace 1's weights, with the exploration scouts' weights that feedback taught for

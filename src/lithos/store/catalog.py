@@ -291,6 +291,14 @@ class Catalog:
         rows = self.db.call(lambda c: c.execute(sql, unique).fetchall())
         return {row["id"]: _entry(row) for row in rows}
 
+    def note_types(self, note_ids: Sequence[str]) -> dict[str, str]:
+        """``id -> note_type`` for the ids that exist, in one query (no entry decoded)."""
+        unique = list(dict.fromkeys(note_ids))
+        if not unique:
+            return {}
+        sql = f"SELECT id, note_type FROM notes WHERE id IN ({','.join('?' * len(unique))})"
+        return dict(self.db.call(lambda c: c.execute(sql, unique).fetchall()))
+
     def by_path(self, path: str) -> CatalogEntry | None:
         rows = self.db.call(
             lambda c: c.execute("SELECT * FROM notes WHERE path = ?", (path,)).fetchall()

@@ -364,6 +364,7 @@ class FullTextIndex:
         highlight: int | None = None,
         only_ids: Collection[str] | None = None,
         exclude_ids: Collection[str] = (),
+        snippets: bool = True,
     ) -> list[FullTextHit]:
         """Best ``limit`` documents for ``query`` by BM25 over title and content.
 
@@ -372,7 +373,9 @@ class FullTextIndex:
         language from the start (its words, any of them: no phrases from hyphens, no
         exclusions), as hybrid search does. Only the first ``highlight`` hits (all when None) get
         a highlighted snippet; the rest start with the first lines of their content, which
-        saves time when a caller keeps only a few of many candidates.
+        saves time when a caller keeps only a few of many candidates. ``snippets=False`` leaves
+        every snippet empty and the content unread (a caller that shows few of many hits can
+        ask again for those with ``only_ids``: the filters never change a score).
 
         Filters narrow the search inside the index: every tag in ``tags`` must be present,
         ``author`` must match exactly, ``path`` must start with ``path_prefix``, the id must be
@@ -403,7 +406,7 @@ class FullTextIndex:
                 ]
                 found += self._overlay_hits(searcher, node, fresh, view)
             found.sort(key=lambda hit: -hit[0])
-            return self._rendered(searcher, text_query, found[:limit], highlight, node)
+            return self._rendered(searcher, text_query, found[:limit], highlight, node, snippets)
 
     def _overlay_for(self, parsed: str) -> tuple[OverlayView, Node | None]:
         """The staged changes a search must merge, and the query compiled for them. A query
@@ -447,31 +450,39 @@ class FullTextIndex:
         hits: Sequence[tuple[float, tantivy.DocAddress | OverlayDoc]],
         highlight: int | None,
         node: Node | None,
+        snippets: bool = True,
     ) -> list[FullTextHit]:
         if not hits:
             return []
         content_leaves = [leaf for leaf in leaves(node) if leaf.field == "content"] if node else []
         terms = {term for leaf in content_leaves for term in leaf.terms}
-        snippets = tantivy.SnippetGenerator.create(searcher, text_query, self._schema, "content")
-        snippets.set_max_num_chars(SNIPPET_MAX_CHARS)
+        generator: tantivy.SnippetGenerator | None = None
+        if snippets and highlight != 0:
+            generator = tantivy.SnippetGenerator.create(
+                searcher, text_query, self._schema, "content"
+            )
+            generator.set_max_num_chars(SNIPPET_MAX_CHARS)
         results = []
         for rank, (score_, source) in enumerate(hits):
             highlighted = highlight is None or rank < highlight
+            snippet = ""
             if isinstance(source, OverlayDoc):
                 note_id, title, path = source.id, source.title, source.path
-                content = source.content
-                snippet = overlay_snippet(content, terms) if highlighted else lead(content)
+                if snippets:
+                    content = source.content
+                    snippet = overlay_snippet(content, terms) if highlighted else lead(content)
             else:
                 doc = searcher.doc(source)
                 note_id = str(doc.get_first("id"))
                 title = str(doc.get_first("title") or "")
                 path = str(doc.get_first("path") or "")
-                content = str(doc.get_first("content") or "")
-                snippet = (
-                    render_snippet(snippets.snippet_from_doc(doc), content)
-                    if highlighted
-                    else lead(content)
-                )
+                if snippets:
+                    content = str(doc.get_first("content") or "")
+                    snippet = (
+                        render_snippet(generator.snippet_from_doc(doc), content)
+                        if generator is not None and highlighted
+                        else lead(content)
+                    )
             results.append(FullTextHit(note_id, title, path, snippet, float(score_)))
         return results
 
