@@ -4,10 +4,12 @@ measured with and without itself on SciFact's test queries and LongMemEval-S's d
 Every row is ``lithos_retrieve`` at ``limit`` 10, what an agent asks for (exploration keeps
 places among the results shown, so it must be scored at the size shown), with ``lcma``
 settings overridden for that row only (see :data:`ROWS`). SciFact runs twice: before and after
-agents' feedback on its train queries, which writes the typed ``related_to`` edges the graph
-scout follows and temperature reads (concepts formed from that feedback are measured by
-bench/concepts_eval.py). Each row also reports how hot its queries were (mean
-temperature, share above ``exploration.threshold``) and its median latency; each data set
+agents' feedback on its train queries (with exploration on, :data:`LEARNING`, so that its
+weights are learned), which writes the typed ``related_to`` edges the graph scout follows and
+temperature reads (concepts formed from that feedback are measured by bench/concepts_eval.py).
+``changed`` counts the queries whose results differ from the defaults row's. Each row also
+reports how hot its queries were (mean temperature, share above ``exploration.threshold``)
+and its median latency; each data set
 records the machine, commit and load of its own run, so the two can run apart and be merged.
 
     .venv/bin/python bench/explore_eval.py                # both data sets, bench/out/
@@ -39,17 +41,24 @@ from lithos.domain.edges import EdgeFilter
 from lithos.domain.retrieval import EXPLORATION_SCOUTS, RetrievalQuery
 
 # Row name -> lcma overrides (a dict merges into a dict or nested settings section).
+# Exploration is off by default, so its rows turn it on.
+EXPLORING = {"enabled": True}
 ROWS: dict[str, dict[str, Any]] = {
     "defaults": {},
-    "no exploration": {"exploration": {"enabled": False}},
-    "random scout at 0.02 (the earlier default)": {"scout_weights": {"scout_random": 0.02}},
-    "exploration with a kept place": {"exploration": {"slots": 1}},
+    "exploration on": {"exploration": EXPLORING},
+    "exploration on, random scout at 0.02": {
+        "exploration": EXPLORING,
+        "scout_weights": {"scout_random": 0.02},
+    },
+    "exploration on, a kept place": {"exploration": {**EXPLORING, "slots": 1}},
+    "exploration on, weights not learned": {"exploration": {**EXPLORING, "learn": False}},
     "no analogy": {"scout_weights": {"scout_analogy": 0.0}},
     "no graph scout": {"scout_weights": {"scout_graph": 0.0}},
     "graph scout following rule edges": {"graph_provenance_weights": {"rule": 1.0}},
     "graph scout, rule edges at half weight": {"graph_provenance_weights": {"rule": 0.5}},
-    "exploration weights not learned": {"exploration": {"learn": False}},
 }
+# The feedback run explores, so that the exploration rows after it rank with learned weights.
+LEARNING: dict[str, Any] = {"exploration": EXPLORING}
 DATA_SETS = ("scifact", "longmemeval")
 
 
@@ -58,12 +67,14 @@ def run_rows(
     queries: Mapping[str, RetrievalQuery],
     score: Callable[[dict[str, list[str]]], dict[str, Any]],
 ) -> dict[str, Any]:
-    """Each row's scores, temperature and latency over ``queries`` (id -> request). Every
+    """Each row's scores, temperature and latency over ``queries`` (id -> request), and
+    ``changed``: how many queries' results (ids in order) differ from the first row's. Every
     row starts from the same learned state (bench/harness.py ``row_state``)."""
     threshold = app.config.lcma.exploration.threshold
     app.stats_store.db.call(partial(row_state, "save"))
     harness.warm(app, queries)
     table: dict[str, Any] = {}
+    first: dict[str, list[str]] | None = None
     for name, overrides in ROWS.items():
         app.stats_store.db.call(partial(row_state, "restore"))
         with overridden(app, overrides):
@@ -74,9 +85,11 @@ def run_rows(
                 took.append(ms)
                 rankings[qid] = [r.id for r in result.results]
                 heat.append(result.temperature)
+        first = rankings if first is None else first
         table[name] = {
             "lcma": overrides,
             "scores": score(rankings),
+            "changed": sum(rankings[q] != first[q] for q in rankings),
             "temperature_mean": round(statistics.fmean(heat), 4),
             "hot_share": round(sum(t > threshold for t in heat) / len(heat), 4),
             "median_ms": round(statistics.median(took), 2),
@@ -98,7 +111,8 @@ def scifact_rows(args: argparse.Namespace) -> dict[str, Any]:
     write = partial(scifact.write_notes, data)
     with harness.knowledge_base(write, not args.no_cache, "lithos-explore-") as (app, build):
         before = run_rows(app, test, score)
-        learning = retrieve_eval.learning(app, data.queries, data.qrels, ids, DEPTH, {})
+        with overridden(app, LEARNING):
+            learning = retrieve_eval.learning(app, data.queries, data.qrels, ids, DEPTH, {})
         edges = len(app.edge_store.find(EdgeFilter(limit=10**7), app.clock()))
         scouts = app.stats_store.scout_weight_table(EXPLORATION_SCOUTS)
         after = run_rows(app, test, score)

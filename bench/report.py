@@ -958,7 +958,8 @@ def explore_section(result: dict[str, Any]) -> list[str]:
     load = result.get("load_average")
     lines += [
         f"- `lithos_retrieve` at limit {result['limit']}, each row with the `lcma` settings "
-        "shown (bench/explore_eval.py); temperature is the mean over the queries, hot the "
+        "shown (bench/explore_eval.py); `changed` is how many queries' results differ from "
+        "the defaults row's; temperature is the mean over the queries, hot the "
         "share above `exploration.threshold`"
         + (f"; load average {load[0]}, {load[1]}, {load[2]}" if load else ""),
         "",
@@ -966,14 +967,16 @@ def explore_section(result: dict[str, Any]) -> list[str]:
 
     def rows_table(title: str, rows: dict[str, Any]) -> list[str]:
         metrics = list(next(iter(rows.values()))["scores"])
+        changed = ["changed"] if all("changed" in r for r in rows.values()) else []
         out = [title, ""]
         out += table(
-            ["row", "lcma overrides", *metrics, "temperature", "hot", "median ms"],
+            ["row", "lcma overrides", *metrics, *changed, "temperature", "hot", "median ms"],
             [
                 [
                     name,
                     json.dumps(r["lcma"]) if r["lcma"] else "",
                     *[r["scores"][m] for m in metrics],
+                    *[r[c] for c in changed],
                     r["temperature_mean"],
                     r["hot_share"],
                     r["median_ms"],

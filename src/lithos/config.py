@@ -214,7 +214,9 @@ class ConceptsConfig(_Section):
 class ExplorationConfig(_Section):
     """What a hot query adds (docs/retrieval.md, "Temperature and exploration")."""
 
-    enabled: bool = True
+    # Off by default: on SciFact (before and after feedback) and LongMemEval-S it changed no
+    # score (docs/retrieval.md, "Exploration, analogy, concepts and the graph scout").
+    enabled: bool = False
     # Temperature above which a query is hot: the exploration scouts run.
     threshold: float = Field(default=0.6, ge=0.0, le=1.0)
     novelty_k: int = Field(default=6, ge=0, le=100)

@@ -42,8 +42,15 @@ def test_every_row_becomes_a_line_with_its_overrides():
     assert "LongMemEval-S (6 questions, overall):" in lines
     body = [line for line in lines if line.startswith("| ") and "ndcg@10" not in line]
     assert len(body) == len(ROWS)
-    assert body[1].startswith("| no exploration | " + json.dumps(ROWS["no exploration"]))
+    assert body[1].startswith("| exploration on | " + json.dumps(ROWS["exploration on"]))
     assert body[0] == "| defaults |  | 0.5 | 0.5 | 0.7 | 0.9 | 3 |"
+    # A run that counted the queries each row changed shows them beside the scores.
+    counted = {name: {**r, "changed": i} for i, (name, r) in enumerate(rows.items())}
+    lines = explore_section({**result, "longmemeval": {"questions": 6, "rows": counted}})
+    assert "| row | lcma overrides | ndcg@10 | recall@10 | changed | temperature |" in "\n".join(
+        lines
+    )
+    assert "| defaults |  | 0.5 | 0.5 | 0 | 0.7 | 0.9 | 3 |" in lines
 
 
 def test_a_merged_result_keeps_each_data_set_with_its_own_run():

@@ -23,6 +23,7 @@ QUERY = "solar panels yield"  # a "lookup" query
 # Every query is hot; both scouts pick two notes beyond the three shown.
 HOT = {
     "lcma.exploration": {
+        "enabled": True,
         "threshold": 0.0,
         "novelty_k": 2,
         "random_k": 2,

@@ -33,8 +33,10 @@ SCATTERED = [
 
 @pytest.fixture
 async def tuned(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Client]:
-    overrides: dict[str, Any] = getattr(request, "param", {})
-    app = make_app(tmp_path / "data", **overrides)
+    """Exploration on (off by default), with the test's ``lcma.exploration`` settings."""
+    overrides: dict[str, Any] = dict(getattr(request, "param", {}))
+    exploration = {"enabled": True, **overrides.get("lcma.exploration", {})}
+    app = make_app(tmp_path / "data", **{**overrides, "lcma.exploration": exploration})
     app.start(watch=False)
     try:
         async with Client(create_server(app)) as client:
@@ -105,6 +107,16 @@ async def test_exploration_never_runs_at_or_below_the_threshold(tuned: Client):
     result = await retrieve(tuned, "starter chess tides chain")
     assert result["temperature"] <= 1.0
     assert not {"scout_novelty", "scout_random"} & await fired(tuned, result)
+    assert not any("exploration:" in r for hit in result["results"] for r in hit["reasons"])
+
+
+async def test_by_default_a_hot_query_is_measured_but_not_explored(client: Client):
+    """Exploration is off by default (it changed no score on SciFact or LongMemEval):
+    temperature is still reported, and no exploration scout runs however hot the query."""
+    await write_all(client, SCATTERED)
+    result = await retrieve(client, "starter chess tides chain", limit=4)
+    assert result["temperature"] > 0.6  # hot: above the exploration threshold
+    assert not {"scout_novelty", "scout_random"} & await fired(client, result)
     assert not any("exploration:" in r for hit in result["results"] for r in hit["reasons"])
 
 
