@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Hashable, Sequence
@@ -28,6 +30,9 @@ from typing import TypeVar, cast
 from lithos.errors import IndexUnavailable, StoreCorrupt
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+# A transaction committed with durable=False is on disk (fsynced) at most this long after.
+FLUSH_DELAY_S = 1.0
 # SQLite's primary result codes for a damaged file; anything else (busy, constraint, full
 # disk) says nothing about the file itself.
 _DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
@@ -53,12 +58,17 @@ class Database:
         migrations: Sequence[Migration] = (),
         durable: bool = True,
         on_corrupt: Callable[[StoreCorrupt], None] | None = None,
+        flush_delay: float = FLUSH_DELAY_S,
     ) -> None:
         """``durable=False`` suits rebuildable indexes: a commit survives a process crash but
         not a power cut, and costs no fsync. Raises :class:`StoreCorrupt` if the file is
-        damaged (then ``on_corrupt`` is not called: the caller already has the error)."""
+        damaged (then ``on_corrupt`` is not called: the caller already has the error).
+        ``flush_delay``: see :meth:`call`."""
         self.path = path
         self._synchronous = "FULL" if durable else "NORMAL"
+        self._flush_delay = flush_delay
+        self._flush_lock = threading.Lock()
+        self._flush_timer: threading.Timer | None = None
         self._on_corrupt: Callable[[StoreCorrupt], None] | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{path.name}")
@@ -92,9 +102,12 @@ class Database:
         """Run ``fn(conn)`` as one transaction on the database thread and return its result.
 
         ``durable=False`` commits this one transaction without waiting for the disk (WAL,
-        ``synchronous=NORMAL``): it survives a kill of the process but not a power cut. Only
-        for a transaction whose effect can be redone from something that was made durable
-        (see TaskCompletion.replay); no effect on a database opened with ``durable=False``."""
+        ``synchronous=NORMAL``): it survives a kill of the process at once, and a power cut
+        once a background timer has fsynced the log, at most ``flush_delay`` seconds later
+        (group commit: one fsync for every such transaction of that moment). For a
+        transaction whose loss in a power cut is tolerable or can be redone (receipts,
+        learning, see TaskCompletion.replay); no effect on a database opened with
+        ``durable=False``."""
         try:
             if threading.get_ident() == self._thread_id:
                 return self._transaction(fn, durable)
@@ -172,9 +185,41 @@ class Database:
             return _in_transaction(conn, fn)
         conn.execute("PRAGMA synchronous=NORMAL")
         try:
-            return _in_transaction(conn, fn)
+            result = _in_transaction(conn, fn)
         finally:
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
+        self._flush_soon()
+        return result
+
+    def _flush_soon(self) -> None:
+        """Have the write-ahead log fsynced ``flush_delay`` seconds from now, unless a flush
+        is already due (it will cover this commit too)."""
+        with self._flush_lock:
+            if self._flush_timer is not None or self._closed:
+                return
+            timer = threading.Timer(self._flush_delay, self._flush)
+            timer.name, timer.daemon = f"sqlite-flush-{self.path.name}", True
+            self._flush_timer = timer
+        timer.start()
+
+    def _flush(self) -> None:
+        """fsync the write-ahead log: every commit written to it so far is then durable. A
+        commit landing during the fsync schedules the next flush (the timer is cleared
+        first)."""
+        with self._flush_lock:
+            self._flush_timer = None
+        wal = self.path.with_name(self.path.name + "-wal")
+        try:
+            fd = os.open(wal, os.O_RDONLY)
+        except FileNotFoundError:  # checkpointed and removed: the commits are in the file
+            return
+        try:
+            os.fsync(fd)
+        except OSError:
+            log.warning("could not fsync %s; retrying", wal.name, exc_info=True)
+            self._flush_soon()
+        finally:
+            os.close(fd)
 
     def _translate(self, exc: BaseException, report: bool = False) -> BaseException:
         """``exc`` as :class:`StoreCorrupt` if it says the file is damaged, else unchanged."""
@@ -192,7 +237,13 @@ class Database:
         """Close the connection; safe to call twice."""
         if self._closed:
             return
-        self._closed = True
+        with self._flush_lock:
+            self._closed = True
+            timer, self._flush_timer = self._flush_timer, None
+        if timer is not None:
+            timer.cancel()
+            timer.join()
+            self._flush()
         try:
             self._executor.submit(self._conn.close).result()
         finally:
