@@ -29,6 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import harness, scifact
+from bench.harness import overridden
 from bench.machine import log
 from bench.metrics import evaluate
 from lithos.app import LithosApp
@@ -45,6 +46,8 @@ RULES: dict[str, dict[str, Any]] = {
     "pairs cited together once, clusters of 2": PERMISSIVE,
 }
 METRICS = ("ndcg@10", "recall@10", "mrr@10")
+# Concepts are off by default; what is measured here runs with them on.
+CONCEPTS_ON: dict[str, Any] = {"concepts": {"enabled": True}}
 
 
 def _top10(app: LithosApp, text: str, ids: Mapping[str, str]) -> list[str]:
@@ -83,25 +86,26 @@ def effect(
 ) -> dict[str, Any]:
     """Concepts formed by the shipped and by the permissive rule, and top-10 quality with
     the gateway on and off (the permissive concepts in place)."""
-    shipped = asyncio.run(app.concepts.form())
-    app.concepts.rules = replace(app.concepts.rules, **PERMISSIVE)
-    permissive = asyncio.run(app.concepts.form())
-    _embedded(app)
-    log(f"concepts: {len(shipped.formed)} shipped rule, {len(permissive.formed)} permissive")
-    with_gateway = _score(app, queries, qrels, ids)
-    gateway = app.retrieval.concepts
-    app.retrieval.concepts = None
-    try:
-        without = _score(app, queries, qrels, ids)
-    finally:
-        app.retrieval.concepts = gateway
-    return {
-        "formed_shipped_rule": len(shipped.formed),
-        "formed_permissive_rule": len(permissive.formed),
-        "with_gateway": with_gateway,
-        "without_gateway": without,
-        "permissive_rule": dict(PERMISSIVE),
-    }
+    with overridden(app, CONCEPTS_ON):
+        shipped = asyncio.run(app.concepts.form())
+        app.concepts.rules = replace(app.concepts.rules, **PERMISSIVE)
+        permissive = asyncio.run(app.concepts.form())
+        _embedded(app)
+        log(f"concepts: {len(shipped.formed)} shipped rule, {len(permissive.formed)} permissive")
+        with_gateway = _score(app, queries, qrels, ids)
+        gateway = app.retrieval.concepts
+        app.retrieval.concepts = None
+        try:
+            without = _score(app, queries, qrels, ids)
+        finally:
+            app.retrieval.concepts = gateway
+        return {
+            "formed_shipped_rule": len(shipped.formed),
+            "formed_permissive_rule": len(permissive.formed),
+            "with_gateway": with_gateway,
+            "without_gateway": without,
+            "permissive_rule": dict(PERMISSIVE),
+        }
 
 
 def _embedded(app: LithosApp) -> None:
@@ -133,30 +137,36 @@ def grid(
     """Every rule of :data:`RULES` formed from the same feedback and scored on both splits,
     with a row without concepts first; the rule best on train nDCG@10 is chosen
     (:func:`choose`)."""
-    shipped = app.concepts.rules
-    rows: dict[str, Any] = {}
-    _clear(app)  # concepts the background consolidation formed during the feedback
-    restore()
-    rows["no concepts"] = {
-        "rule": None,
-        "formed": 0,
-        "members": 0,
-        **_score(app, queries, qrels, ids),
-    }
-    log(f"no concepts: {rows['no concepts']}")
-    for name, overrides in RULES.items():
-        _clear(app)
-        app.concepts.rules = replace(shipped, **overrides)
-        report = asyncio.run(app.concepts.form())
-        _embedded(app)
-        members = sum(len(c.members) for c in app.memory_store.concepts())
+    with overridden(app, CONCEPTS_ON):
+        shipped = app.concepts.rules
+        rows: dict[str, Any] = {}
+        _clear(app)  # concepts the background consolidation formed during the feedback
         restore()
-        # No concept formed: retrieval is the row without concepts, not scored again.
-        scores = _score(app, queries, qrels, ids) if report.formed else _splits(rows)
-        rows[name] = {"rule": overrides, "formed": len(report.formed), "members": members, **scores}
-        log(f"{name}: {rows[name]}")
-    app.concepts.rules = shipped
-    return {"rows": rows, "chosen_on_train": choose(rows)}
+        rows["no concepts"] = {
+            "rule": None,
+            "formed": 0,
+            "members": 0,
+            **_score(app, queries, qrels, ids),
+        }
+        log(f"no concepts: {rows['no concepts']}")
+        for name, overrides in RULES.items():
+            _clear(app)
+            app.concepts.rules = replace(shipped, **overrides)
+            report = asyncio.run(app.concepts.form())
+            _embedded(app)
+            members = sum(len(c.members) for c in app.memory_store.concepts())
+            restore()
+            # No concept formed: retrieval is the row without concepts, not scored again.
+            scores = _score(app, queries, qrels, ids) if report.formed else _splits(rows)
+            rows[name] = {
+                "rule": overrides,
+                "formed": len(report.formed),
+                "members": members,
+                **scores,
+            }
+            log(f"{name}: {rows[name]}")
+        app.concepts.rules = shipped
+        return {"rows": rows, "chosen_on_train": choose(rows)}
 
 
 def choose(rows: Mapping[str, Any]) -> str:

@@ -39,7 +39,7 @@ def test_the_permissive_rule_forms_a_concept_and_both_gateway_rows_are_scored(ap
     for key in ("with_gateway", "without_gateway"):
         assert found[key]["test"]["recall@10"] == 1.0
         assert found[key]["train"]["recall@10"] == 1.0
-    assert app.retrieval.concepts is not None  # the gateway is back on afterwards
+    assert app.retrieval.concepts is None  # concepts back off afterwards, as by default
     lines = report.concepts_section({"concepts": found})
     assert lines[0].startswith("Concepts (after the learning run): 0 formed by the shipped")
     assert "| train | off |" in "\n".join(lines)

@@ -15,10 +15,13 @@ from tests.support import make_app
 
 
 @pytest.fixture
-async def scenario(data_dir: Path) -> AsyncIterator[tuple[LithosApp, Client, Clock]]:
-    """A started app on a settable clock, with an in-memory MCP client."""
+async def scenario(
+    data_dir: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[tuple[LithosApp, Client, Clock]]:
+    """A started app on a settable clock, with an in-memory MCP client; settings from the
+    test's ``indirect`` parameter."""
     clock = Clock()
-    app = make_app(data_dir, clock=clock)
+    app = make_app(data_dir, clock=clock, **getattr(request, "param", {}))
     app.start(watch=False)
     try:
         async with Client(create_server(app)) as client:

@@ -61,6 +61,7 @@ async def related(client: Client, a: str, b: str) -> float:
     return listed["edges"][0]["weight"] if listed["edges"] else 0.0
 
 
+@pytest.mark.parametrize("scenario", [{"lcma.concepts": {"enabled": True}}], indirect=True)
 async def test_living_memory_over_many_tasks(scenario):
     app, client, clock = scenario
     retry = await write_all(client, RETRY)
@@ -141,3 +142,22 @@ async def test_living_memory_over_many_tasks(scenario):
     # Months without use: the garden edge sinks to its floor; the retry edge is far above it.
     clock.advance(days=365)
     assert await related(client, *garden.values()) == pytest.approx(0.05, abs=0.01)
+
+
+async def test_by_default_no_concept_forms_however_often_notes_are_cited_together(scenario):
+    """Concepts are off by default (they raised no score on SciFact): the same co-use that
+    forms a concept when they are on leaves the knowledge base without concept notes."""
+    app, client, clock = scenario
+    retry = await write_all(client, RETRY)
+    for _ in range(4):
+        clock.advance(days=1)
+        await work(app, client, "planner", "retry backoff", set(retry.values()))
+    worker = app.consolidation_worker
+    assert worker is not None
+    worker.sweep_now()
+    assert await asyncio.to_thread(worker.wait_idle, 20.0)
+    assert (await call(client, "lithos_list", note_types=["concept"]))["items"] == []
+    got = await call(client, "lithos_retrieve", query="retry backoff", limit=5)
+    assert not any(r.startswith("concept:") for hit in got["results"] for r in hit["reasons"])
+    # What the co-use taught is still learned: the edge between the notes.
+    assert await related(client, retry["Exponential backoff"], retry["Retry jitter"]) > 0.5

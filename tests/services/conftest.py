@@ -42,8 +42,12 @@ def agents(db: Database, clock: Clock) -> AgentRegistry:
 @pytest.fixture
 def lithos(data_dir: Path, clock: Clock) -> Iterator[LithosApp]:
     """A started app on the settable clock without the consolidation thread: tests call
-    consolidation, the sweep and concept formation themselves (decay batches of two)."""
-    settings = {"lcma.consolidation": {"enabled": False, "decay_batch": 2}}
+    consolidation, the sweep and concept formation themselves (decay batches of two). Concepts
+    are on (off by default) so that their tests run them."""
+    settings = {
+        "lcma.consolidation": {"enabled": False, "decay_batch": 2},
+        "lcma.concepts": {"enabled": True},
+    }
     app = make_app(data_dir, clock=clock, **settings)
     app.start(watch=False, embed=False)
     try:
