@@ -86,7 +86,7 @@ from lithos.store.markdown import KnowledgeFiles
 from lithos.store.memory import MEMORY_MIGRATIONS, SqliteMemoryStore
 from lithos.store.sqlite import Database, Migration
 from lithos.store.stats import STATS_MIGRATIONS, StatsStore
-from lithos.store.vectors import VectorStore
+from lithos.store.vectors import VectorCounts, VectorStore
 
 log = logging.getLogger("lithos")
 FRONTMATTER_ALLOWANCE = 64_000
@@ -544,24 +544,22 @@ class LithosApp:
     # -- system -------------------------------------------------------------------------
 
     async def stats(self) -> dict[str, Any]:
-        """Exact counts, plus per-index counts so drift would be visible."""
         """Exact counts, plus per-index counts so drift would be visible. A count whose store
         is broken or being rebuilt is None; ``stores`` says which and why."""
-        counts = await self.coordination.counts()
-        vectors, documents, tags, fulltext, problems = await asyncio.gather(
-            _unless_broken(asyncio.to_thread(self.vectors.counts)),
-            _unless_broken(asyncio.to_thread(self.catalog.count)),
-            _unless_broken(asyncio.to_thread(self.catalog.tag_counts)),
-            _unless_broken(asyncio.to_thread(self.fulltext.count)),
-            _unless_broken(asyncio.to_thread(self.catalog.problems)),
+        counts, agents, catalog, (vectors, fulltext) = await asyncio.gather(
+            self.coordination.counts(),
+            self.agents.count(),
+            _unless_broken(self.catalog.sizes()),
+            asyncio.to_thread(self._index_sizes),
         )
+        documents = catalog.notes if catalog else None
         return {
             "documents": documents,
             "chunks": vectors.chunks if vectors else None,
-            "agents": await self.agents.count(),
+            "agents": agents,
             "active_tasks": counts["active_tasks"],
             "open_claims": counts["open_claims"],
-            "tags": len(tags) if tags is not None else None,
+            "tags": catalog.tags if catalog else None,
             "indexes": {
                 "catalog_documents": documents,
                 "fulltext_documents": fulltext,
@@ -575,8 +573,12 @@ class LithosApp:
                 "retiring_spaces": [s.id for s in self.vectors.searched_spaces()[1:]],
             },
             "stores": self.store_states(),
-            "problems": len(problems) if problems is not None else None,
+            "problems": catalog.problems if catalog else None,
         }
+
+    def _index_sizes(self) -> tuple[VectorCounts | None, int | None]:
+        """The vector store's counts and the full-text document count (None: store broken)."""
+        return _or_none(self.vectors.counts), _or_none(self.fulltext.count)
 
     def store_states(self) -> dict[str, Any]:
         """Each store's state (ok, rebuilding, failed with a reason)."""
@@ -630,6 +632,15 @@ async def _unless_broken(count: Awaitable[T]) -> T | None:
     """A count, or None when its store is broken or being rebuilt (reported in ``stores``)."""
     try:
         return await count
+    except LithosError as exc:
+        log.debug("count unavailable: %s", exc.message)
+        return None
+
+
+def _or_none(count: Callable[[], T]) -> T | None:
+    """:func:`_unless_broken` for a count read on this thread."""
+    try:
+        return count()
     except LithosError as exc:
         log.debug("count unavailable: %s", exc.message)
         return None

@@ -78,3 +78,14 @@ def test_a_change_by_another_connection_is_seen_by_kept_counts(app: LithosApp):
     finally:
         other.close()
     assert (app.catalog.count(), app.catalog.tag_counts()) == (0, {})
+
+
+async def test_list_items_follow_an_update_and_a_delete_at_once(client: Client):
+    a = await call(client, "lithos_write", agent="w", title="A", content="x", tags=["red"])
+    await call(client, "lithos_write", agent="w", title="B", content="x")
+    assert [i["title"] for i in (await call(client, "lithos_list"))["items"]] == ["B", "A"]
+    await call(client, "lithos_write", agent="w", id=a["id"], title="A2", tags=["blue"])
+    (first, second) = (await call(client, "lithos_list"))["items"]
+    assert (first["title"], first["tags"], second["title"]) == ("A2", ["blue"], "B")
+    await call(client, "lithos_delete", id=a["id"])
+    assert [i["title"] for i in (await call(client, "lithos_list"))["items"]] == ["B"]

@@ -291,6 +291,43 @@ def test_snippet_of_a_long_note_is_a_window_around_the_match(index: FullTextInde
     assert hit.snippet.startswith("…")
 
 
+def test_snippet_shows_the_rare_word_of_a_long_note_not_the_first_common_ones(
+    index: FullTextIndex,
+) -> None:
+    """A common word ("the") fills the start of the note; the rare one ("pangolin") comes
+    thousands of characters later and is what the snippet shows, in its stemmed form too."""
+    content = "The cat and the other dog. " * 200 + "Here the pangolins walk. "
+    content += "Closing the door. " * 100
+    others = [note(f"o{i}", content="the end " * (i + 1)) for i in range(5)]
+    index.upsert([note("a", content=content), *others])
+    index.commit_pending()
+    hit = index.search("the pangolin")[0]
+    assert hit.id == "a"
+    assert "**pangolins**" in hit.snippet and "**the**" in hit.snippet
+    assert hit.snippet.startswith("…") and hit.snippet.endswith("…")
+    assert len(hit.snippet.replace("**", "")) <= 202
+
+
+def test_snippet_of_text_whose_lower_case_is_longer_still_highlights(
+    index: FullTextIndex,
+) -> None:
+    # "İ" lower-cases to two characters: offsets into the lowered text would be wrong.
+    content = "İstanbul notes. " + "filler words here. " * 60 + "The needle is here."
+    index.upsert([note("a", content=content)])
+    index.commit_pending()
+    (hit,) = index.search("needle")
+    assert "**needle**" in hit.snippet and hit.snippet.startswith("…")
+
+
+def test_a_word_in_the_title_only_is_not_looked_for_in_a_snippet_window(
+    index: FullTextIndex,
+) -> None:
+    index.upsert([note("a", "Quokka facts", "Plain text about animals. " * 80)])
+    index.commit_pending()
+    (hit,) = index.search("quokka")
+    assert hit.snippet.startswith("Plain text about animals.") and hit.snippet.endswith("…")
+
+
 def test_title_only_match_gets_the_start_of_the_content(index: FullTextIndex) -> None:
     index.upsert([note("a", "Zeppelin", "First line.\n\n" + "long body " * 50)])
     (hit,) = index.search("zeppelin")

@@ -226,8 +226,8 @@ class KnowledgeService:
             query = replace(
                 query, filter=replace(query.filter, tags=filter_tags(query.filter.tags))
             )
-        entries, total = await asyncio.to_thread(self.catalog.query, query)
-        return {"items": [e.summary() for e in entries], "total": total}
+        summaries, total = await self.catalog.summaries(query)
+        return {"items": [summary.as_dict() for summary in summaries], "total": total}
 
     # -- synchronous bodies, run in worker threads ------------------------------------
 

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from lithos.domain.filters import SearchFilter
 from lithos.domain.metadata import AccessScope, NoteStatus, NoteType
@@ -166,7 +166,23 @@ class CatalogEntry:
     source_url: str | None = None
     expires_at: str | None = None
 
-    def summary(self) -> dict[str, object]:
+
+class NoteSummary(NamedTuple):
+    """The columns of a note that lithos_list shows (``tags`` decoded)."""
+
+    id: str
+    title: str
+    path: str
+    updated_at: str
+    tags: tuple[str, ...]
+    author: str
+    note_type: NoteType
+    namespace: str
+    access_scope: AccessScope
+    status: NoteStatus
+
+    def as_dict(self) -> dict[str, object]:
+        """The wire shape: ``updated_at`` as ``updated``, tags as a list."""
         return {
             "id": self.id,
             "title": self.title,
@@ -187,6 +203,12 @@ class CatalogRecord(NamedTuple):
     mtime_ns: int
     size: int
     links: Sequence[str]
+
+
+class CatalogSizes(NamedTuple):
+    notes: int
+    tags: int
+    problems: int
 
 
 @dataclass(frozen=True)
@@ -373,10 +395,27 @@ class Catalog:
     def count(self) -> int:
         return self.db.call(lambda c: self.db.kept(c, "count", _count_all))
 
+    async def sizes(self) -> CatalogSizes:
+        """Notes, tags (as :meth:`tag_counts` counts them) and files with a recorded problem,
+        read in one transaction; the first two are kept while nothing changes."""
+
+        def read(conn: sqlite3.Connection) -> CatalogSizes:
+            notes = self.db.kept(conn, "count", _count_all)
+            tags = len(self._tag_counts(conn, None))
+            problems = int(conn.execute("SELECT count(*) FROM problems").fetchone()[0])
+            return CatalogSizes(notes, tags, problems)
+
+        return await self.db.run(read)
+
     def tag_counts(self, scope: Scope | None = None) -> dict[str, int]:
         """Notes per tag, spellings of one tag counted together (``#Python`` and ``#python``
         are one tag) under the most used spelling; with ``scope``, only the notes that scope
         may see are counted."""
+        return dict(self.db.call(lambda c: self._tag_counts(c, scope)))
+
+    def _tag_counts(
+        self, conn: sqlite3.Connection, scope: Scope | None
+    ) -> tuple[tuple[str, int], ...]:
         where, params = ("", []) if scope is None else _visible(scope)
         sql = (
             "SELECT tag_key, tag, count(*) FROM note_tags JOIN notes ON notes.id = note_id"
@@ -396,7 +435,7 @@ class Catalog:
             return tuple(sorted(shown.items(), key=lambda item: tag_key(item[0])))
 
         key = ("tags", None if scope is None else (scope.agent_id, scope.task_id))
-        return dict(self.db.call(lambda c: self.db.kept(c, key, compute)))
+        return self.db.kept(conn, key, compute)
 
     def hidden_ids(self, scope: Scope) -> set[str]:
         """Ids of the notes ``scope`` may not see (usually few): what a store that cannot read
@@ -449,6 +488,27 @@ class Catalog:
 
         rows, total = self.db.call(run)
         return [_entry(r) for r in rows], int(total)
+
+    async def summaries(self, query: ListQuery) -> tuple[list[NoteSummary], int]:
+        """What :meth:`query` finds, as summaries (only their columns are read), and the
+        total; awaited on the database thread itself."""
+        where, params = _filters(query.filter)
+        count_sql = f"SELECT count(*) FROM notes {where}"
+        columns = ", ".join(NoteSummary._fields)
+        page_sql = (
+            f"SELECT {columns} FROM notes {where} ORDER BY updated_at DESC, id LIMIT ? OFFSET ?"
+        )
+
+        def count_matching(conn: sqlite3.Connection) -> int:
+            return int(conn.execute(count_sql, params).fetchone()[0])
+
+        def run(conn: sqlite3.Connection) -> tuple[list[NoteSummary], int]:
+            counted = self.db.kept(conn, ("total", where, tuple(params)), count_matching)
+            cursor = conn.execute(page_sql, [*params, query.limit, query.offset])
+            cursor.row_factory = _summary
+            return cursor.fetchall(), counted
+
+        return await self.db.run(run)
 
     def former_paths(self) -> dict[str, str]:
         """Paths notes had before they were moved or renamed: old path -> note id."""
@@ -613,6 +673,14 @@ def _filters(query: SearchFilter) -> tuple[str, list[object]]:
         clauses.append("updated_at >= ?")
         params.append(query.since)
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def _summary(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> NoteSummary:
+    id_, title, path, updated_at, tags, author, note_type, namespace, scope, status = row
+    tags = tuple(json.loads(tags))  # stored as a JSON list
+    return NoteSummary(
+        id_, title, path, updated_at, tags, author, note_type, namespace, scope, status
+    )
 
 
 def _entry(row: sqlite3.Row) -> CatalogEntry:

@@ -52,7 +52,14 @@ from lithos.store.fulltext_overlay import (
     passes,
     score,
 )
-from lithos.store.fulltext_snippets import SNIPPET_MAX_CHARS, lead, overlay_snippet, render_snippet
+from lithos.store.fulltext_snippets import (
+    SNIPPET_MAX_CHARS,
+    lead,
+    overlay_snippet,
+    render_snippet,
+    snippet_window,
+    term_weights,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -406,7 +413,9 @@ class FullTextIndex:
                 ]
                 found += self._overlay_hits(searcher, node, fresh, view)
             found.sort(key=lambda hit: -hit[0])
-            return self._rendered(searcher, text_query, found[:limit], highlight, node, snippets)
+            return self._rendered(
+                searcher, text_query, parsed, found[:limit], highlight, node, snippets
+            )
 
     def _overlay_for(self, parsed: str) -> tuple[OverlayView, Node | None]:
         """The staged changes a search must merge, and the query compiled for them. A query
@@ -447,6 +456,7 @@ class FullTextIndex:
         self,
         searcher: tantivy.Searcher,
         text_query: Query,
+        parsed: str,
         hits: Sequence[tuple[float, tantivy.DocAddress | OverlayDoc]],
         highlight: int | None,
         node: Node | None,
@@ -454,35 +464,29 @@ class FullTextIndex:
     ) -> list[FullTextHit]:
         if not hits:
             return []
-        content_leaves = [leaf for leaf in leaves(node) if leaf.field == "content"] if node else []
-        terms = {term for leaf in content_leaves for term in leaf.terms}
-        generator: tantivy.SnippetGenerator | None = None
-        if snippets and highlight != 0:
-            generator = tantivy.SnippetGenerator.create(
-                searcher, text_query, self._schema, "content"
-            )
-            generator.set_max_num_chars(SNIPPET_MAX_CHARS)
+        highlighted = len(hits) if highlight is None else min(highlight, len(hits))
+        generator = None
+        if snippets and highlighted:
+            generator = _Snippets(searcher, self._schema, text_query, parsed, node)
         results = []
         for rank, (score_, source) in enumerate(hits):
-            highlighted = highlight is None or rank < highlight
-            snippet = ""
             if isinstance(source, OverlayDoc):
                 note_id, title, path = source.id, source.title, source.path
-                if snippets:
-                    content = source.content
-                    snippet = overlay_snippet(content, terms) if highlighted else lead(content)
+                content = source.content
             else:
                 doc = searcher.doc(source)
                 note_id = str(doc.get_first("id"))
                 title = str(doc.get_first("title") or "")
                 path = str(doc.get_first("path") or "")
-                if snippets:
-                    content = str(doc.get_first("content") or "")
-                    snippet = (
-                        render_snippet(generator.snippet_from_doc(doc), content)
-                        if generator is not None and highlighted
-                        else lead(content)
-                    )
+                content = str(doc.get_first("content") or "") if snippets else ""
+            if not snippets:
+                snippet = ""
+            elif generator is None or rank >= highlighted:
+                snippet = lead(content)
+            elif isinstance(source, OverlayDoc):
+                snippet = generator.of_staged(content)
+            else:
+                snippet = generator.of_committed(content)
             results.append(FullTextHit(note_id, title, path, snippet, float(score_)))
         return results
 
@@ -679,3 +683,49 @@ def _to_document(doc: FullTextDoc) -> tantivy.Document:
 
 def _regex_literal(text: str) -> str:
     return "".join("\\" + char if char in _REGEX_META else char for char in text)
+
+
+class _Snippets:
+    """Highlighted snippets for the hits of one query on one searcher."""
+
+    def __init__(
+        self,
+        searcher: tantivy.Searcher,
+        schema: tantivy.Schema,
+        text_query: Query,
+        parsed: str,
+        node: Node | None,
+    ) -> None:
+        self._generator = tantivy.SnippetGenerator.create(searcher, text_query, schema, "content")
+        self._generator.set_max_num_chars(SNIPPET_MAX_CHARS)
+        compiled = node if node is not None else compile_query(parsed, FIELD_BOOSTS)
+        self._terms = {
+            term
+            for leaf in (leaves(compiled) if compiled is not None else ())
+            if leaf.field == "content"
+            for term in leaf.terms
+        }
+        # A query the overlay's compiler cannot read (prefixes, regexes) gets Tantivy's
+        # snippet of the whole content; None then.
+        self._weights: dict[str, float] | None = None
+        if compiled is not None:
+            frequencies = {term: searcher.doc_freq("content", term) for term in self._terms}
+            self._weights = term_weights(self._terms, searcher.num_docs, frequencies)
+
+    def of_staged(self, content: str) -> str:
+        return overlay_snippet(content, self._terms)
+
+    def of_committed(self, content: str) -> str:
+        if self._weights is None:
+            start, end = 0, len(content)
+        else:
+            window = snippet_window(content, self._weights)
+            if window is None:
+                return lead(content)
+            start, end = window
+        snippet = self._generator.snippet_from_doc(tantivy.Document(content=content[start:end]))
+        if not snippet.highlighted() and (start, end) != (0, len(content)):
+            # The window missed what Tantivy matches (a phrase across its edge): read it all.
+            start, end = 0, len(content)
+            snippet = self._generator.snippet_from_doc(tantivy.Document(content=content))
+        return render_snippet(snippet, content, (start, end))
