@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 
 import pytest
+import tantivy
 from fastmcp import Client
 
 from lithos.app import AUTHORITATIVE, LithosApp
@@ -64,6 +66,18 @@ def assert_agrees_with_files(app: LithosApp) -> None:
     assert {e.path for e in app.catalog.entries()} == on_disk
     assert app.fulltext.hashes() == catalog
     assert app.vectors.note_hashes() == catalog
+
+
+def assert_rebuilt_at_start(data_dir: Path, ids: dict[str, str]) -> None:
+    """A start over ``data_dir`` rebuilds what is damaged and then answers for every note."""
+    app = make_app(data_dir)
+    try:
+        app.start(watch=False)
+        assert app.stores.wait_rebuilt(timeout=30)
+        assert_agrees_with_files(app)
+        asyncio.run(assert_answers(app, ids))
+    finally:
+        app.close()
 
 
 async def assert_answers(app: LithosApp, ids: dict[str, str]) -> None:
@@ -130,17 +144,27 @@ def test_fulltext_left_mid_commit_by_a_kill_is_repaired_at_start(data_dir: Path)
         app.close()
 
 
+def test_a_full_text_index_of_an_older_format_is_rebuilt_at_start(data_dir: Path):
+    """An index whose schema is not today's (an older Lithos: no id_key fast field) cannot
+    open; it is moved aside and rebuilt from the notes without a person."""
+    ids = seeded(data_dir)
+    shutil.rmtree(data_dir / ".tantivy")
+    (data_dir / ".tantivy").mkdir()
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("content", stored=True, tokenizer_name="en_stem")
+    older = tantivy.Index(builder.build(), path=str(data_dir / ".tantivy"))
+    writer = older.writer(15_000_000, 1)
+    writer.add_document(tantivy.Document(id="x", content="older"))
+    writer.commit()
+    writer.wait_merging_threads()
+    assert_rebuilt_at_start(data_dir, ids)
+
+
 def test_a_tantivy_panic_at_start_is_repaired(data_dir: Path):
     ids = seeded(data_dir)
     assert make_tantivy_panic_on_open(data_dir / ".tantivy")
-    app = make_app(data_dir)
-    try:
-        app.start(watch=False)
-        assert app.stores.wait_rebuilt(timeout=30)
-        assert_agrees_with_files(app)
-        asyncio.run(assert_answers(app, ids))
-    finally:
-        app.close()
+    assert_rebuilt_at_start(data_dir, ids)
 
 
 @pytest.mark.parametrize("clear", [False, True])

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from typing import Any
+
 import pytest
 from fastmcp import Client
 
 from lithos.app import LithosApp
+from lithos.store.fulltext import TextRanking
 from tests.support import call
 
 
@@ -193,3 +197,27 @@ async def test_hybrid_shows_a_note_found_only_by_meaning_with_its_best_chunk(
     assert (last["id"], last["title"], last["path"]) == (other["id"], "Finance", other["path"])
     assert last["fulltext_rank"] is None and last["semantic_rank"] == 2
     assert "Quarterly report numbers." in last["snippet"]
+
+
+async def test_hybrid_reads_only_the_documents_it_shows(
+    client: Client, app: LithosApp, monkeypatch
+):
+    """Forty notes match both halves; hybrid ranks them all by key and reads the stored
+    documents of the three it shows, highlighted, with the ranks each half gave them."""
+    for i in range(40):
+        await write(client, f"Tomato {i}", f"Tomato plants number {i} need water. " * (i + 1))
+    assert app.embedding.wait_idle(30)
+    read: list[int] = []
+    hits = app.fulltext.hits
+
+    def counted(ranking: TextRanking, keys: Collection[int] | None = None, **options: Any):
+        read.append(len(ranking.found if keys is None else keys))
+        return hits(ranking, keys, **options)
+
+    monkeypatch.setattr(app.fulltext, "hits", counted)
+    hybrid = await call(client, "lithos_search", query="tomato water", mode="hybrid", limit=3)
+    assert read == [3] and len(hybrid["results"]) == 3
+    text = [h.id for h in app.fulltext.search("tomato water", limit=50, syntax=False)]
+    for result in hybrid["results"]:
+        assert result["fulltext_rank"] == text.index(result["id"]) + 1
+        assert result["semantic_rank"] >= 1 and "**" in result["snippet"]

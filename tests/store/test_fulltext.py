@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lithos.errors import IndexCorrupt, IndexLocked, InvalidInput
-from lithos.store.fulltext import TITLE_BOOST, FullTextDoc, FullTextIndex
+from lithos.store.fulltext import TITLE_BOOST, FullTextDoc, FullTextIndex, id_key
 from tests.damage import block_next_deletes, make_tantivy_panic_on_open
 
 
@@ -474,3 +474,18 @@ def test_hits_past_the_highlighted_ones_start_with_the_lead_of_the_content(
     assert lead.startswith("alpha word0 word1") and lead.endswith("…")
     assert len(lead) <= 201
     assert next(h.snippet for h in hits if h.id == "b") == "alpha beta"
+
+
+def test_a_ranking_names_documents_by_key_and_reads_only_those_asked_for(
+    index: FullTextIndex,
+) -> None:
+    index.upsert([note(f"n{i}", content="alpha " * (i + 1)) for i in range(5)])
+    index.stage_upsert([note("staged", content="alpha " * 9)])  # still in the overlay
+    ranking = index.rank("alpha", limit=10)
+    everything = index.search("alpha", limit=10)
+    assert ranking.keys == [id_key(hit.id) for hit in everything]
+    assert [score for _, score in ranking.scores()] == [hit.score for hit in everything]
+    wanted = {id_key("n1"), id_key("staged")}
+    in_order = [hit.id for hit in everything if hit.id in ("n1", "staged")]
+    assert [hit.id for hit in index.hits(ranking, wanted)] == in_order
+    assert all("**alpha**" in hit.snippet for hit in index.hits(ranking, wanted))

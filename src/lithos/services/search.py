@@ -19,7 +19,7 @@ from lithos.domain.scope import Scope
 from lithos.domain.tags import filter_tags
 from lithos.errors import IndexUnavailable, InvalidInput
 from lithos.store.catalog import Catalog
-from lithos.store.fulltext import FullTextHit, FullTextIndex
+from lithos.store.fulltext import FullTextHit, FullTextIndex, TextRanking, id_key
 from lithos.store.lifecycle import StoreKeeper
 from lithos.store.vectors import RankedChunk, VectorStore
 
@@ -136,16 +136,27 @@ class SearchService:
         syntax: bool = True,
         highlight: int | None = None,
     ) -> list[FullTextHit]:
-        search_filter = search_filter or SearchFilter()
-        only_ids, exclude_ids = self._id_filter(search_filter)
-        return self.fulltext.search(
+        ranking = self._text_ranking(query, limit, search_filter or SearchFilter(), syntax)
+        return self.fulltext.hits(ranking, highlight=highlight)
+
+    def _text_ranking(
+        self,
+        query: str,
+        limit: int,
+        search_filter: SearchFilter,
+        syntax: bool = True,
+        hidden: set[str] | None = None,
+    ) -> TextRanking:
+        """The ``limit`` best full-text documents passing ``search_filter``, unread (see
+        :meth:`FullTextIndex.rank`); ``hidden``: the caller's hidden ids, if read already."""
+        only_ids, exclude_ids = self._id_filter(search_filter, hidden)
+        return self.fulltext.rank(
             query,
             limit=limit,
             tags=search_filter.tags,
             author=search_filter.author,
             path_prefix=search_filter.path_prefix,
             syntax=syntax,
-            highlight=highlight,
             only_ids=only_ids,
             exclude_ids=exclude_ids,
         )
@@ -192,47 +203,63 @@ class SearchService:
         ``without`` (``fulltext`` or ``vectors``) leaves one retriever out.
 
         The two retrievers run at once: full-text on a search thread, the query embedding and
-        the vector ranking here (ONNX Runtime, NumPy and Tantivy all release the GIL). Only
-        the ``limit`` fused notes have rows read: chunk texts and catalog entries for the
-        notes full-text did not return."""
+        the vector ranking here (ONNX Runtime, NumPy and Tantivy all release the GIL). Both
+        rank without reading a stored document or a chunk text (notes are named by
+        :func:`id_key`); only the ``limit`` fused notes are read: their full-text documents
+        (with highlighted snippets), or for the notes full-text did not return, their best
+        chunk and catalog entry."""
+        search_filter = search_filter or SearchFilter()
+        # Both halves leave out what the caller may not see: read it once for both.
+        hidden = None
+        if search_filter.scope is not None and not search_filter.narrows:
+            hidden = self.catalog.hidden_ids(search_filter.scope)
         text_future = None
         if without != "fulltext":
+            # The query read as plain words (syntax=False), CANDIDATES deep.
             text_future = self._pool().submit(
-                self._text_hits, query, CANDIDATES, search_filter, False, limit
+                self._text_ranking, query, CANDIDATES, search_filter, False, hidden
             )
         semantic: list[RankedChunk] = []
         try:
             if without != "vectors":
-                note_filter = self._note_filter(search_filter or SearchFilter())
+                note_filter = self._note_filter(search_filter, hidden)
                 vectors = self.vectors.embed_query(query)
                 semantic = self.vectors.rank_notes(vectors, CANDIDATES, note_filter, threshold)
         finally:
-            text = text_future.result() if text_future is not None else []
-        text_ranking = [(h.id, h.score) for h in text]
-        semantic_ranking = [(c.note_id, c.similarity) for c in semantic]
+            ranking = text_future.result() if text_future is not None else None
+        text_scores = ranking.scores() if ranking is not None else []
+        by_key = {id_key(chunk.note_id): chunk for chunk in semantic}
+        semantic_scores = [(key, chunk.similarity) for key, chunk in by_key.items()]
         if self.fusion == "rrf":
-            fused = reciprocal_rank(text_ranking, semantic_ranking, self.rrf_k)[:limit]
+            fused = reciprocal_rank(text_scores, semantic_scores, self.rrf_k)[:limit]
         else:
-            fused = convex(text_ranking, semantic_ranking, self.hybrid_alpha)[:limit]
-        text_rank = {h.id: rank for rank, h in enumerate(text, 1)}
-        semantic_rank = {c.note_id: rank for rank, c in enumerate(semantic, 1)}
-        shown = {note_id for note_id, _ in fused}
-        # Snippet: the highlighted text passage when it was built, else the best chunk.
-        wanted = [
-            c
-            for c in semantic
-            if c.note_id in shown and text_rank.get(c.note_id, limit + 1) > limit
-        ]
+            fused = convex(text_scores, semantic_scores, self.hybrid_alpha)[:limit]
+        text_rank = {key: rank for rank, (key, _) in enumerate(text_scores, 1)}
+        semantic_rank = {key: rank for rank, key in enumerate(by_key, 1)}
+        shown = {key for key, _ in fused}
+        # The shown full-text documents are read on a search thread meanwhile.
+        read_future = None
+        if ranking is not None and shown & text_rank.keys():
+            read_future = self._pool().submit(self.fulltext.hits, ranking, shown & text_rank.keys())
+        # Notes only the semantic half found: their best chunk is the snippet.
+        wanted = [by_key[key] for key in shown if key not in text_rank and key in by_key]
         passages = {hit.note_id: hit.text for hit in self.vectors.texts(wanted)}
-        entries = self.catalog.get_many([i for i in shown if i not in text_rank])
-        by_id = {h.id: h for h in text}
+        entries = self.catalog.get_many(list(passages))
+        read = read_future.result() if read_future is not None else []
+        texts = {id_key(hit.id): hit for hit in read}
         results = []
-        for note_id, score in fused:
-            hit, entry = by_id.get(note_id), entries.get(note_id)
+        for key, score in fused:
+            hit, chunk = texts.get(key), by_key.get(key)
             if hit is not None:
-                title, path, snippet = hit.title, hit.path, passages.get(note_id, hit.snippet)
-            elif entry is not None and note_id in passages:
-                title, path, snippet = entry.title, entry.path, passages[note_id]
+                note_id, title, path, snippet = hit.id, hit.title, hit.path, hit.snippet
+            elif chunk is not None and chunk.note_id in entries:
+                entry = entries[chunk.note_id]
+                note_id, title, path, snippet = (
+                    entry.id,
+                    entry.title,
+                    entry.path,
+                    passages[entry.id],
+                )
             else:  # deleted or changed since it was ranked
                 continue
             results.append(
@@ -242,8 +269,8 @@ class SearchService:
                     "path": path,
                     "snippet": snippet,
                     "score": round(score, 6),
-                    "fulltext_rank": text_rank.get(note_id),
-                    "semantic_rank": semantic_rank.get(note_id),
+                    "fulltext_rank": text_rank.get(key),
+                    "semantic_rank": semantic_rank.get(key),
                 }
             )
         return results
@@ -284,21 +311,29 @@ class SearchService:
         """Notes per tag, counting only the notes ``scope`` may see (default: anonymous)."""
         return {"tags": self.catalog.tag_counts(scope or Scope())}
 
-    def _id_filter(self, search_filter: SearchFilter) -> tuple[set[str] | None, Collection[str]]:
+    def _id_filter(
+        self, search_filter: SearchFilter, hidden: set[str] | None = None
+    ) -> tuple[set[str] | None, Collection[str]]:
         """(ids a store must keep to, or None; ids it must leave out) for the parts of the
-        filter a store cannot check from its own fields. The hidden set is usually small."""
+        filter a store cannot check from its own fields. The hidden set is usually small;
+        ``hidden``, when given, is the scope's, read already."""
         if search_filter.needs_catalog:
             return self.catalog.ids(search_filter), ()
         if search_filter.scope is None:
             return None, ()
-        return None, self.catalog.hidden_ids(search_filter.scope)
+        if hidden is None:
+            hidden = self.catalog.hidden_ids(search_filter.scope)
+        return None, hidden
 
-    def _note_filter(self, search_filter: SearchFilter) -> Callable[[str], bool] | None:
+    def _note_filter(
+        self, search_filter: SearchFilter, hidden: set[str] | None = None
+    ) -> Callable[[str], bool] | None:
         if search_filter.narrows:
             return self.catalog.ids(search_filter).__contains__
         if search_filter.scope is None:
             return None
-        hidden = self.catalog.hidden_ids(search_filter.scope)
+        if hidden is None:
+            hidden = self.catalog.hidden_ids(search_filter.scope)
         return (lambda note_id: note_id not in hidden) if hidden else None
 
 

@@ -22,6 +22,7 @@ search consults beside the on-disk index, newer copy winning by id, until a comm
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import logging
 import re
@@ -29,6 +30,7 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from types import TracebackType
 from typing import Literal
@@ -109,8 +111,35 @@ class FullTextHit:
     score: float
 
 
+@dataclass(frozen=True)
+class TextRanking:
+    """The ranked documents of one search, read from one searcher (a document address is
+    only valid for the searcher that returned it) and not loaded yet: best first, with each
+    document's :func:`id_key`."""
+
+    searcher: tantivy.Searcher
+    text_query: Query
+    parsed: str
+    node: Node | None
+    found: Sequence[tuple[float, tantivy.DocAddress | OverlayDoc]]
+    keys: Sequence[int]
+
+    def scores(self) -> list[tuple[int, float]]:
+        """``(key, BM25 score)`` of each document, best first."""
+        return [(key, float(hit[0])) for key, hit in zip(self.keys, self.found, strict=True)]
+
+
+@lru_cache(maxsize=1 << 14)
+def id_key(note_id: str) -> int:
+    """A note id as 64 bits, held in the index as a fast field (``id_key``) so a ranking
+    names its documents without loading them. Two ids share a key with odds of 2^-64 a
+    pair."""
+    return int.from_bytes(hashlib.blake2b(note_id.encode(), digest_size=8).digest(), "big")
+
+
 # Bump with any change to build_schema or to what a document holds: the index is re-derived.
-FULLTEXT_FORMAT = 3  # 2: tags include the inline #tags of the body; 3: tags by tag_key
+# 2: tags include the inline #tags of the body; 3: tags by tag_key; 4: the id_key fast field
+FULLTEXT_FORMAT = 4
 
 
 def build_schema() -> tantivy.Schema:
@@ -126,6 +155,7 @@ def build_schema() -> tantivy.Schema:
     builder.add_text_field("tags", tokenizer_name="raw", index_option="basic")
     builder.add_text_field("content_hash", stored=True, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("updated_at", stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_unsigned_field("id_key", fast=True)
     return builder.build()
 
 
@@ -389,6 +419,23 @@ class FullTextIndex:
         in ``only_ids`` when given and must not be in ``exclude_ids``. Raises
         :class:`~lithos.errors.InvalidInput` for an empty query or a ``limit`` below 1.
         """
+        ranking = self.rank(query, limit, tags, author, path_prefix, syntax, only_ids, exclude_ids)
+        return self.hits(ranking, highlight=highlight, snippets=snippets)
+
+    def rank(
+        self,
+        query: str,
+        limit: int = 10,
+        tags: Sequence[str] = (),
+        author: str | None = None,
+        path_prefix: str | None = None,
+        syntax: bool = True,
+        only_ids: Collection[str] | None = None,
+        exclude_ids: Collection[str] = (),
+    ) -> TextRanking:
+        """What :meth:`search` finds, as keys (:func:`id_key`) and scores, without reading a
+        stored document: :meth:`hits` reads the ones a caller shows. Same arguments and
+        errors as :meth:`search`."""
         if not query.strip():
             raise InvalidInput("The search query is empty.")
         if limit < 1:
@@ -413,8 +460,37 @@ class FullTextIndex:
                 ]
                 found += self._overlay_hits(searcher, node, fresh, view)
             found.sort(key=lambda hit: -hit[0])
+            found = found[:limit]
+            on_disk = [source for _, source in found if not isinstance(source, OverlayDoc)]
+            stored = iter(searcher.fast_field_values("id_key", on_disk) if on_disk else [])
+            keys = [
+                id_key(source.id) if isinstance(source, OverlayDoc) else int(next(stored) or 0)
+                for _, source in found
+            ]
+        return TextRanking(searcher, text_query, parsed, node, found, keys)
+
+    def hits(
+        self,
+        ranking: TextRanking,
+        keys: Collection[int] | None = None,
+        highlight: int | None = None,
+        snippets: bool = True,
+    ) -> list[FullTextHit]:
+        """The documents of ``ranking`` whose key is in ``keys`` (all when None), read and
+        in ranking order; the first ``highlight`` of them (all when None) with a highlighted
+        snippet, as :meth:`search` gives them (``snippets=False``: empty snippets)."""
+        found = ranking.found
+        if keys is not None:
+            found = [hit for hit, key in zip(found, ranking.keys, strict=True) if key in keys]
+        with self._tantivy("read"):
             return self._rendered(
-                searcher, text_query, parsed, found[:limit], highlight, node, snippets
+                ranking.searcher,
+                ranking.text_query,
+                ranking.parsed,
+                found,
+                highlight,
+                ranking.node,
+                snippets,
             )
 
     def _overlay_for(self, parsed: str) -> tuple[OverlayView, Node | None]:
@@ -670,6 +746,7 @@ def _overlay_doc(doc: FullTextDoc) -> OverlayDoc:
 def _to_document(doc: FullTextDoc) -> tantivy.Document:
     document = tantivy.Document()
     document.add_text("id", doc.id)
+    document.add_unsigned("id_key", id_key(doc.id))
     document.add_text("title", doc.title)
     document.add_text("content", doc.content)
     document.add_text("path", doc.path)
