@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
@@ -57,7 +59,23 @@ logging.getLogger("fastmcp.server.server").addFilter(_ExpectedErrorFilter())
 
 def create_server(app: LithosApp) -> FastMCP:
     """A FastMCP server exposing every Lithos tool over ``app`` (which must be open)."""
-    server: FastMCP = FastMCP("lithos", instructions=INSTRUCTIONS, version=__version__)
+    input_schemas: dict[str, dict[str, Any]] = {}
+
+    @asynccontextmanager
+    async def lifespan(server: FastMCP) -> AsyncIterator[dict[str, Any]]:
+        input_schemas.update({tool.name: tool.parameters for tool in await server.list_tools()})
+        yield {}
+
+    server: FastMCP = FastMCP(
+        "lithos", instructions=INSTRUCTIONS, version=__version__, lifespan=lifespan
+    )
+    # On the stateless 2026-07-28 streamable HTTP path the MCP SDK checks the Mcp-Param-*
+    # headers of every tools/call with arguments against the tool's input schema, which it
+    # otherwise gets by running the whole tools/list (every schema dereferenced: ~20 ms of
+    # CPU a call). The tools are fixed once the server starts, so it looks them up here;
+    # a name not found is one FastMCP answers as unknown anyway. FastMCP has no public
+    # setter for this SDK hook.
+    server._mcp_server.get_tool_input_schema = input_schemas.get
     server.add_middleware(ErrorEnvelope(app.files.root))
     for group in (knowledge, search, retrieval, edges, agents, coordination, system):
         group.register(server, app)
