@@ -422,6 +422,7 @@ class LithosApp:
             ],
             interpreter=Interpreter(llm) if llm.enabled else None,
             concepts=self._concept_gateway(),
+            detect=self.conflicts.detect_among,
         )
 
     def _concept_gateway(self) -> ConceptGateway | None:

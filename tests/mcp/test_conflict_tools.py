@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from fastmcp import Client
 
 from lithos.app import LithosApp
@@ -60,17 +61,20 @@ async def test_superseded_writes_supersedes_into_the_winner_and_keeps_history(
     assert (await call(client, "lithos_conflicts", state="superseded"))["count"] == 1
 
 
-async def test_other_resolutions_leave_the_notes_alone(client: Client, app: LithosApp):
+@pytest.mark.parametrize("resolution", ["accepted_dual", "refuted", "merged"])
+async def test_other_resolutions_leave_the_notes_alone(
+    client: Client, app: LithosApp, resolution: str
+):
     old, new, edge_id = await contradiction(client)
     before = {n: (await call(client, "lithos_read", id=n))["version"] for n in (old, new)}
     result = await call(
         client,
         "lithos_conflict_resolve",
         edge_id=edge_id,
-        resolution="accepted_dual",
+        resolution=resolution,
         resolver="reviewer",
     )
-    assert result["conflict"]["state"] == "accepted_dual"
+    assert result["conflict"]["state"] == resolution
     after = {n: (await call(client, "lithos_read", id=n))["version"] for n in (old, new)}
     assert after == before
 
@@ -94,3 +98,31 @@ async def test_bad_resolutions_fail_and_change_nothing(client: Client):
     [conflict] = (await call(client, "lithos_conflicts"))["conflicts"]
     assert conflict["state"] == "unreviewed" and len(conflict["history"]) == 1
     assert (await call(client, "lithos_read", id=new))["metadata"]["supersedes"] is None
+
+
+async def test_merged_names_the_note_both_became_and_that_note_must_exist(client: Client):
+    *_, edge_id = await contradiction(client)
+    merged_into = await note(client, "Timeout settings", "the timeout is 45 seconds")
+    missing = "00000000-0000-4000-8000-000000000099"
+    failed = await call(
+        client,
+        "lithos_conflict_resolve",
+        edge_id=edge_id,
+        resolution="merged",
+        resolver="reviewer",
+        winner_id=missing,
+    )
+    assert failed["status"] == "error" and failed["code"] == "doc_not_found"
+    [conflict] = (await call(client, "lithos_conflicts"))["conflicts"]
+    assert conflict["state"] == "unreviewed" and len(conflict["history"]) == 1
+    result = await call(
+        client,
+        "lithos_conflict_resolve",
+        edge_id=edge_id,
+        resolution="merged",
+        resolver="reviewer",
+        winner_id=merged_into,
+    )
+    assert result["conflict"]["state"] == "merged"
+    assert result["conflict"]["history"][-1]["winner_id"] == merged_into
+    assert (await call(client, "lithos_conflicts", state="merged"))["count"] == 1

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from fastmcp import Client
 
 from lithos.app import LithosApp
+from lithos.domain.edges import EDGE_TYPES
 from tests.support import call
 
 
@@ -96,3 +98,16 @@ async def test_deleting_a_note_leaves_no_edge_pointing_at_it(client: Client):
     await call(client, "lithos_delete", id=a, agent="agent-a")
     listed = await call(client, "lithos_edge_list")
     assert [(e["from_id"], e["to_id"]) for e in listed["edges"]] == [(b, c)]
+
+
+@pytest.mark.parametrize("edge_type", EDGE_TYPES)
+async def test_every_edge_type_is_stored_and_listed_by_its_type(client: Client, edge_type: str):
+    a, b = await note(client, "A"), await note(client, "B")
+    made = (await upsert(client, from_id=a, to_id=b, type=edge_type))["edge"]
+    assert made["type"] == edge_type and made["conflict_state"] == (
+        "unreviewed" if edge_type == "contradicts" else None
+    )
+    listed = await call(client, "lithos_edge_list", type=edge_type)
+    assert [e["edge_id"] for e in listed["edges"]] == [made["edge_id"]]
+    other = next(t for t in EDGE_TYPES if t != edge_type)
+    assert (await call(client, "lithos_edge_list", type=other))["count"] == 0

@@ -434,3 +434,38 @@ async def test_note_type_priors_reorder_equal_evidence(client: Client):
     ids = [r["id"] for r in result["results"]]
     assert ids.index(summary) < ids.index(hypothesis)
     assert "type: summary prior +0.03" in by_id(result)[summary]["reasons"]
+
+
+async def test_design_and_debugging_questions_carry_their_conflicts_by_default(client: Client):
+    a = await write(client, "Ostrich claim one", "ostrich speed is high")
+    b = await write(client, "Ostrich claim two", "ostrich speed is low")
+    edge = await call(
+        client, "lithos_edge_upsert", from_id=a, to_id=b, type="contradicts", agent="x"
+    )
+    edge_id = edge["edge"]["edge_id"]
+    assert "conflicts" not in await retrieve(client, "ostrich speed")  # a lookup
+    for query in ("why is ostrich speed so debated", "ostrich speed error"):  # design, debug
+        got = await retrieve(client, query)
+        assert [c["edge_id"] for c in got["conflicts"]] == [edge_id], query
+        assert "conflicts" not in await retrieve(client, query, surface_conflicts=False)
+    receipt = await call(client, "lithos_receipt_get", receipt_id=got["receipt_id"])
+    assert receipt["arguments"]["surface_conflicts"] is None  # as asked: by query class
+
+
+async def test_surfacing_conflicts_flags_likely_contradictions_among_the_results(
+    client: Client,
+):
+    old = await write(client, "API gateway limit", "The API gateway limit is 30 seconds.")
+    new = await write(client, "API gateway limit now", "The API gateway limit is 60 seconds.")
+    plain = await retrieve(client, "API gateway limit", limit=2)
+    assert "conflicts" not in plain  # a lookup: nothing surfaced, nothing flagged
+    assert (await call(client, "lithos_conflicts"))["count"] == 0
+    got = await retrieve(client, "API gateway limit", limit=2, surface_conflicts=True)
+    [conflict] = got["conflicts"]
+    assert {conflict["from_id"], conflict["to_id"]} == {old, new}
+    assert conflict["state"] == "unreviewed"  # flagged for review, never resolved here
+    [listed] = (await call(client, "lithos_conflicts", state="unreviewed"))["conflicts"]
+    assert listed["edge"]["provenance"] == "inferred"
+    assert any("different numbers for 'seconds'" in e for e in listed["edge"]["evidence"])
+    again = await retrieve(client, "API gateway limit", limit=2, surface_conflicts=True)
+    assert [c["edge_id"] for c in again["conflicts"]] == [conflict["edge_id"]]  # not twice

@@ -65,6 +65,11 @@ def classify_query(text: str) -> QueryClass:
     return "lookup"
 
 
+# Query classes whose results come with their conflicts unless the caller says otherwise:
+# design and debugging questions are where a disagreement matters (LCMA-DESIGN 5.9).
+CONFLICT_CLASSES: frozenset[QueryClass] = frozenset({"design", "debug"})
+
+
 def new_receipt_id(now: datetime) -> str:
     return f"rcpt_{now.strftime('%Y%m%dT%H%M%S')}_{secrets.token_hex(4)}"
 
@@ -78,10 +83,16 @@ class RetrievalQuery:
     namespace_filter: tuple[str, ...] = ()
     agent_id: str | None = None
     task_id: str | None = None
-    surface_conflicts: bool = False
+    surface_conflicts: bool | None = None  # None: for the classes of CONFLICT_CLASSES
     max_context_nodes: int | None = None
     tags: tuple[str, ...] = ()
     path_prefix: str | None = None
+
+    def surfaces_conflicts(self, query_class: QueryClass) -> bool:
+        """Whether the answer carries its conflicts: as asked, else by the query's class."""
+        if self.surface_conflicts is not None:
+            return self.surface_conflicts
+        return query_class in CONFLICT_CLASSES
 
     @property
     def seeds(self) -> int:

@@ -106,8 +106,11 @@ class RetrievalService:
         interpreter: Interpreter | None = None,
         clock: Callable[[], datetime] = utc_now,
         concepts: ConceptGateway | None = None,
+        detect: Callable[[Sequence[str]], object] | None = None,
     ) -> None:
-        """``concepts`` damps concept notes and keeps them with their specifics."""
+        """``concepts`` damps concept notes and keeps them with their specifics; ``detect``
+        flags likely contradictions among notes (ConflictService.detect_among), run on the
+        results whenever an answer carries its conflicts."""
         self.settings = settings
         self.phase_a = list(phase_a)
         self.describers = [s for s in self.phase_a if isinstance(s, Describer)]
@@ -123,6 +126,7 @@ class RetrievalService:
         self.thermometer = Thermometer(settings.temperature, edges)
         self.clock = clock
         self.concepts = concepts
+        self.detect = detect
 
     async def retrieve(self, query: RetrievalQuery) -> Retrieval:
         """Ranked, explained notes for ``query``. Raises ``LcmaDisabled`` when retrieval is
@@ -417,7 +421,11 @@ class RetrievalService:
             receipt_id=receipt_id,
             degraded=bool(run.failed),
             failed_scouts=tuple(run.failed),
-            conflicts=self._conflicts(ids, ctx) if ctx.query.surface_conflicts else None,
+            conflicts=(
+                self._conflicts(ids, ctx, detect=True)
+                if ctx.query.surfaces_conflicts(ctx.query_class)
+                else None
+            ),
         )
         return retrieval, nodes
 
@@ -441,8 +449,17 @@ class RetrievalService:
             return weights
         return replace(weights, scout_weights={**weights.scout_weights, **learned})
 
-    def _conflicts(self, ids: list[str], ctx: ScoutContext) -> tuple[ConflictEdge, ...]:
-        """Contradiction edges touching the results whose other note the caller may see."""
+    def _conflicts(
+        self, ids: list[str], ctx: ScoutContext, detect: bool = False
+    ) -> tuple[ConflictEdge, ...]:
+        """Contradiction edges touching the results whose other note the caller may see;
+        with ``detect``, likely contradictions among the results are flagged first (as
+        ``unreviewed`` candidates: never resolved here). A failing detector only logs."""
+        if detect and self.detect is not None:
+            try:
+                self.detect(ids)
+            except Exception:  # flagging candidates never fails a retrieval
+                log.exception("contradiction detection failed; answering without it")
         found: dict[str, ConflictEdge] = {}
         for n in self.edges.neighbours(ids, types=["contradicts"], exclude_seeds=False):
             e = n.edge

@@ -25,7 +25,7 @@ from lithos.domain.edges import (
 from lithos.domain.frontmatter import FrontmatterError
 from lithos.domain.notes import parse_note, require_valid_id
 from lithos.domain.scope import Scope
-from lithos.errors import EdgeNotFound, InvalidInput
+from lithos.errors import DocNotFound, EdgeNotFound, InvalidInput
 from lithos.services.knowledge import KnowledgeService, WriteRequest
 from lithos.store.catalog import Catalog
 from lithos.store.edges import EdgeStore
@@ -58,6 +58,7 @@ class ConflictService:
 
         ``superseded`` needs ``winner_id``, one of the two notes: ``supersedes: <other>`` is
         then written into the winner's frontmatter (as ``resolver``) before the state changes.
+        ``merged`` may name a third note (the one both became) as ``winner_id``; it must exist.
         Raises EdgeNotFound, InvalidInput (not a contradiction, bad winner); DocNotFound when
         the winner's note is gone. Nothing changes when it raises.
         """
@@ -74,6 +75,9 @@ class ConflictService:
         endpoints = (edge.from_id, edge.to_id)
         if winner is not None and decision.resolution != "merged" and winner not in endpoints:
             raise InvalidInput(f"winner_id must be {edge.from_id} or {edge.to_id}")
+        third = None if winner is None or winner in endpoints else winner  # merged into it
+        if third is not None and await asyncio.to_thread(self._catalog.get, third) is None:
+            raise DocNotFound(f"no note with id {third}: merged into a note that exists")
         if decision.resolution == "superseded":
             assert winner is not None
             request = WriteRequest(

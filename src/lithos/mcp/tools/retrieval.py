@@ -78,8 +78,13 @@ def register(server: FastMCP, app: LithosApp) -> None:
             Field(description="Active task: reads and adds to the task's working memory"),
         ] = None,
         surface_conflicts: Annotated[
-            bool, Field(description="Also return contradiction edges among the results")
-        ] = False,
+            bool | None,
+            Field(
+                description="Also return the contradictions among the results, after flagging "
+                "likely ones (same subject, negation or different numbers) for review; "
+                "default: only for design and debugging questions"
+            ),
+        ] = None,
         max_context_nodes: Annotated[
             int | None,
             Field(ge=1, le=100, description="Phase A candidates seeding Phase B (default limit)"),
