@@ -6,6 +6,9 @@ by Lithos itself (start-up reconcile plus the embedding worker); vectors come fr
 cache (bench/cache.py) when they were computed before. Every mode is one row of
 ``RETRIEVERS``, so a new retrieval mode (lithos_retrieve, ...) is one more entry. Fusion rules
 (bench/fusion.py) are tuned on the train queries only and reported on the test queries.
+The rows of LCMA's features with and without themselves (exploration, the graph scout with
+typed edges, the analogy scout, concepts) are bench/explore_eval.py, concepts_eval.py and
+analogy_eval.py; they share this module's knowledge base (bench/harness.py).
 
     .venv/bin/python bench/eval.py            # full run: bench/out/eval.json, longmemeval.json
     .venv/bin/python bench/eval.py --only longmemeval     # one of the two data sets
