@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import pytest
@@ -9,7 +10,7 @@ from fastmcp import Client
 
 from lithos.app import LithosApp
 from lithos.domain.edges import EDGE_TYPES
-from tests.support import call
+from tests.support import call, note_file
 
 
 async def note(client: Client, title: str, content: str = "body") -> str:
@@ -111,3 +112,20 @@ async def test_every_edge_type_is_stored_and_listed_by_its_type(client: Client, 
     assert [e["edge_id"] for e in listed["edges"]] == [made["edge_id"]]
     other = next(t for t in EDGE_TYPES if t != edge_type)
     assert (await call(client, "lithos_edge_list", type=other))["count"] == 0
+
+
+async def test_a_person_s_declared_edge_follows_their_edits(client: Client, app: LithosApp):
+    a, b = await note(client, "Alpha note"), await note(client, "Beta note")
+    front: dict[str, object] = {"id": str(uuid.uuid4()), "title": "Claim"}
+
+    async def declare(**edges: object) -> list[tuple[str, str, str]]:
+        text = note_file({**front, **edges}, "a person's claim")
+        (app.files.root / "Claim.md").write_text(text, encoding="utf-8")
+        await asyncio.to_thread(app.indexer.index_path, "Claim.md")  # as the watcher does
+        listed = await call(client, "lithos_edge_list", from_id=front["id"])
+        return sorted((e["to_id"], e["type"], e["provenance"]) for e in listed["edges"])
+
+    assert await declare(supports=["[[Alpha note]]"]) == [(a, "supports", "human")]
+    moved = await declare(supports=["[[Beta note]]"], is_example_of="[[Alpha note]]")
+    assert moved == sorted([(b, "supports", "human"), (a, "is_example_of", "human")])
+    assert await declare() == []
