@@ -1054,6 +1054,7 @@ def concepts_grid_section(result: dict[str, Any]) -> list[str]:
         f"with a concept in the top 10; {_load_line(result)}",
         f"- Rule chosen on train nDCG@10 (a tie goes to the stricter, shipped first): "
         f"{concepts_eval.choose(result['rows'])}",
+        f"- {_against_none(result['rows'], concepts_eval.choose(result['rows']))}",
         "",
     ]
     metrics = ["ndcg@10", "recall@10", "mrr@10", "concept_shown"]
@@ -1066,6 +1067,18 @@ def concepts_grid_section(result: dict[str, Any]) -> list[str]:
                 + [row[split][m] for m in metrics]
             )
     return lines + table(["rule", "overrides", "concepts", "members", "queries", *metrics], rows)
+
+
+def _against_none(rows: dict[str, Any], chosen: str) -> str:
+    """The chosen rule against no concepts at all, on both splits."""
+    none, best = rows["no concepts"], rows[chosen]
+    pairs = ", ".join(
+        f"{split} {best[split]['ndcg@10']} against {none[split]['ndcg@10']}"
+        for split in ("train", "test")
+    )
+    helps = all(best[s]["ndcg@10"] > none[s]["ndcg@10"] for s in ("train", "test"))
+    verdict = "helps" if helps else "does not beat no concepts on both splits"
+    return f"Chosen rule against no concepts, nDCG@10: {pairs}: {verdict}"
 
 
 def analogy_section(result: dict[str, Any]) -> list[str]:

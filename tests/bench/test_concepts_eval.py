@@ -85,3 +85,5 @@ def test_the_grid_forms_each_rule_from_the_same_feedback_and_chooses_on_train(ap
         )
     )
     assert f"| {permissive} |" in lines
+    assert "Chosen rule against no concepts, nDCG@10: train " in lines
+    assert "does not beat no concepts on both splits" in lines
