@@ -99,9 +99,12 @@ def register(server: FastMCP, app: LithosApp) -> None:
         feedback taught. Each result says why (`reasons`) and which `scouts` found it; the
         `receipt_id` identifies this call for lithos_receipt_get and for feedback in
         lithos_task_complete. `temperature` (0 coherent .. 1 scattered) says how well the
-        best notes hang together; above 0.6 retrieval explores further. `terrace_reached` is 2
-        when a configured language model reordered the results. `degraded`/`failed_scouts`
-        name scouts (or `terrace_2`) that failed.
+        best notes hang together; above 0.6 retrieval explores further when exploration is
+        turned on (`lcma.exploration.enabled`, off by default). `terrace_reached` is 2
+        when a configured language model reordered the results. `conflicts` (for design and
+        debugging questions, or as `surface_conflicts` asks) lists the contradictions among
+        the results, likely ones flagged for review first. `degraded`/`failed_scouts` name
+        scouts (or `terrace_2`) that failed.
         Errors: lcma_disabled, invalid_input."""
         retrieval = await app.retrieval.retrieve(
             RetrievalQuery(
