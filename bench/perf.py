@@ -251,6 +251,9 @@ def measure_size(pages: list[corpus.Page], root: Path, args: argparse.Namespace)
                 result["load_at_startup"] = os.getloadavg()[0]
             edits = hand_edits(server.url, data_dir / "knowledge", args.edits)
             result["hand_edit"][f"debounce_{debounce}ms"] = asyncio.run(edits)
+    # The floor of that start-up: FastMCP alone, one trivial tool, the same client and call.
+    with Server(data_dir, bare=True) as server:
+        result["first_call_floor_s"] = round(server.first_call_s(), 2)
     shutil.rmtree(data_dir)
 
     log(f"size {size}: lithos_write ingest")

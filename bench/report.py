@@ -446,6 +446,10 @@ def perf_section(result: dict[str, Any]) -> list[str]:
             ),
         ),
         (
+            "first answered call of a bare FastMCP server, one tool (s; the floor)",
+            lambda s: s.get("first_call_floor_s"),
+        ),
+        (
             "RSS loaded / after searches / after load test (MB)",
             lambda s: " / ".join(str(v) for v in _rss(s)),
         ),

@@ -16,6 +16,7 @@ import psutil
 
 LITHOS = Path(sys.executable).with_name("lithos")
 FLOOR_SERVER = Path(__file__).resolve().with_name("floor_server.py")
+BARE_SERVER = Path(__file__).resolve().with_name("bare_server.py")
 
 
 def free_port() -> int:
@@ -37,10 +38,12 @@ class Server:
         floor: bool = False,
         json_response: bool = False,
         embed: bool = True,
+        bare: bool = False,
     ) -> None:
         """``floor`` serves through bench/floor_server.py (Lithos plus the trivial
         ``bench_noop`` tool), there without the embedding worker unless ``embed``;
-        ``json_response`` answers POSTs with JSON instead of SSE."""
+        ``json_response`` answers POSTs with JSON instead of SSE; ``bare`` serves
+        bench/bare_server.py (FastMCP alone, no Lithos: the start-up floor)."""
         self.data_dir = data_dir
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
@@ -50,12 +53,15 @@ class Server:
         self._floor = floor
         self._json_response = json_response
         self._embed = embed
+        self._bare = bare
         self._process: subprocess.Popen[bytes] | None = None
         self.startup_s = 0.0
         self.spawned_at = 0.0  # time.perf_counter() when the process was spawned
 
     def start(self, timeout: float = 900) -> Server:
-        if self._floor:
+        if self._bare:
+            command = [sys.executable, str(BARE_SERVER), "--port", str(self.port)]
+        elif self._floor:
             command = [sys.executable, str(FLOOR_SERVER), "--data-dir", str(self.data_dir)]
             command += ["--port", str(self.port)]
             command += ["--json-response"] if self._json_response else []
