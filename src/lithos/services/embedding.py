@@ -89,6 +89,7 @@ class EmbeddingWorker(BackgroundWorker):
         finally:
             self._busy = False
             release_free_memory()  # loading leaves large freed buffers behind
+        self._save_snapshot()  # when the matrices were read from SQLite
         failures = 0
         while not self._stopping.is_set():
             if not self._wake.wait(self.snapshot_settle):
