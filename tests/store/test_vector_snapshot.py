@@ -375,14 +375,3 @@ def test_a_kill_while_the_snapshot_is_written_leaves_a_store_that_starts_and_ans
         assert not list(path.parent.glob("vectors.matrix.tmp-*"))  # the torn one is gone
     finally:
         store.close()
-
-
-def test_an_empty_store_saves_and_reads_its_snapshot(
-    path: Path, embedder: HashingEmbedder, compact: bool, monkeypatch
-) -> None:
-    store = open_store(path, embedder, compact)
-    store.set_note("n", "v", ["not embedded yet"])  # a chunk, but no row in the matrix
-    store.warm()
-    assert store.save_snapshot()
-    store.close()
-    assert from_snapshot(path, embedder, compact, monkeypatch) == [([], set())] * len(QUERIES)

@@ -108,7 +108,7 @@ def write(
         crc = _put(out, MAGIC + struct.pack("<Q", len(encoded)) + encoded, 0)
         for sections in payload:
             for _, array in sections:
-                crc = _put(out, _bytes(np.ascontiguousarray(array)), crc)
+                crc = _put(out, np.ascontiguousarray(array).data.cast("B"), crc)
         out.write(struct.pack("<I", crc) + END)
     return temporary
 
@@ -174,8 +174,8 @@ def _read_space(
     for name, target in expected.items():
         if sections[name] != (target.dtype.str, target.shape):
             raise SnapshotDamaged(f"snapshot section {name} is {sections[name]}")
-        view = _bytes(target)
-        if view and source.readinto(view) != len(view):
+        view = target.data.cast("B")
+        if source.readinto(view) != len(view):
             raise SnapshotDamaged("snapshot file is truncated")
         crc = zlib.crc32(view, crc)
     codes = expected["note_codes"]
@@ -187,11 +187,6 @@ def _read_space(
         raise SnapshotDamaged("snapshot rows name notes it does not hold")
     rows = MatrixRows(vectors, size, codes, expected["indexes"], expected["hashes"], notes)
     return rows, crc
-
-
-def _bytes(array: np.ndarray) -> memoryview:
-    """The bytes of a C-contiguous ``array`` (numpy cannot cast an empty one's view)."""
-    return array.data.cast("B") if array.size else memoryview(b"")
 
 
 def _running(pid: str) -> bool:
