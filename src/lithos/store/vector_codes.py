@@ -124,9 +124,7 @@ class Int8Rows:
     def __init__(self, capacity: int, dimension: int) -> None:
         self.codes = np.zeros((capacity, dimension), dtype=np.int8)
         self.scales = np.zeros(capacity, dtype=np.float32)
-        # Word-major: word w of every row is one contiguous array, so the Hamming distances are
-        # a few passes over contiguous memory (2.5x faster than row-major at 347,000 rows).
-        self.signs = np.zeros((_words(dimension), capacity), dtype=np.uint64)
+        self.signs = np.zeros((capacity, _words(dimension)), dtype=np.uint64)
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -144,7 +142,7 @@ class Int8Rows:
         scales = np.where(peaks > 0, peaks / 127, 1.0).astype(np.float32)
         self.codes[start:end] = np.rint(vectors / scales[:, None])
         self.scales[start:end] = scales
-        self.signs[:, start:end] = sign_bits(vectors).T
+        self.signs[start:end] = sign_bits(vectors)
 
     def get(self, rows: list[int]) -> np.ndarray:
         decoded: np.ndarray = self.codes[rows].astype(np.float32) * self.scales[rows, None]
@@ -154,7 +152,7 @@ class Int8Rows:
         return {
             "codes": self.codes[:size],
             "scales": self.scales[:size],
-            **{f"signs{word}": self.signs[word, :size] for word in range(len(self.signs))},
+            "signs": self.signs[:size],
         }
 
     def scores(self, query: np.ndarray, size: int) -> np.ndarray:
@@ -173,7 +171,7 @@ class Int8Rows:
         bigger = Int8Rows(capacity, self.codes.shape[1])
         bigger.codes[: len(self)] = self.codes
         bigger.scales[: len(self)] = self.scales
-        bigger.signs[:, : len(self)] = self.signs
+        bigger.signs[: len(self)] = self.signs
         return bigger
 
     def nearest_signs(
@@ -186,14 +184,12 @@ class Int8Rows:
         bits = sign_bits(query)
         for start in range(0, total, SIGN_BLOCK_ROWS):
             end = min(start + SIGN_BLOCK_ROWS, total)
+            signs = self.signs[start:end] if rows is None else self.signs[rows[start:end]]
+            differing = np.bitwise_count(signs ^ bits)  # uint8, one count per word
             block = distances[start:end]
-            for word, signs in enumerate(self.signs):
-                held = signs[start:end] if rows is None else signs[rows[start:end]]
-                differing = np.bitwise_count(held ^ bits[word])  # uint8, per row
-                if word == 0:
-                    np.copyto(block, differing)
-                else:
-                    block += differing
+            np.copyto(block, differing[:, 0])
+            for word in range(1, differing.shape[1]):
+                block += differing[:, word]
         # The smallest distance that at least `count` rows reach: a histogram, not a sort.
         reached = np.cumsum(np.bincount(distances))
         cut = int(np.searchsorted(reached, count))

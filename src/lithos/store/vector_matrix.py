@@ -152,22 +152,19 @@ class ChunkMatrix:
 
     def shortlist_scores(
         self, query: np.ndarray, allowed: set[str] | None, count: int
-    ) -> tuple[np.ndarray, np.ndarray] | None:
+    ) -> np.ndarray | None:
         """Like :meth:`scores`, computed only for at least ``count`` rows whose note is in
-        ``allowed``: those whose sign bits are nearest the query's; returns the scores and
-        those rows, the candidates to pass on to :meth:`rescore`, :meth:`top` and
-        :meth:`top_notes` (so they look at these rows only). Every other row scores
-        :data:`UNSCORED`, below any cosine; not for :meth:`stats`. ``None`` when the rows
-        keep no sign bits (float32): then use :meth:`scores` and :meth:`candidates`."""
-        rows = None if allowed is None else self.candidates(allowed)
+        ``allowed``: those whose sign bits are nearest the query's. Every other row scores
+        :data:`UNSCORED`, below any cosine, so :meth:`top` and :meth:`top_notes` never pick it
+        over a scored row and drop it at any ``min_similarity``; not for :meth:`stats`.
+        ``None`` when the rows keep no sign bits (float32): then use :meth:`scores`."""
+        rows = None if allowed is None else self._candidates(allowed)
         picked = self._vectors.nearest_signs(query, self._size, count, rows)
         if picked is None:
             return None
-        if rows is None:  # every row was compared, free ones too
-            picked = picked[self._note_codes[picked] >= 0]
         out = np.full(self._size, UNSCORED, dtype=np.float32)
         out[picked] = self._vectors.scores_of(query, picked)
-        return out, picked
+        return out
 
     def stats(self, scores: np.ndarray) -> ScoreStats:
         """The distribution of :meth:`scores` over the occupied rows."""
@@ -182,15 +179,16 @@ class ChunkMatrix:
         self,
         scores: np.ndarray,
         query: np.ndarray,
-        candidates: np.ndarray,
+        allowed: set[str] | None,
         count: int,
         vectors_of: Callable[[set[str]], Mapping[str, np.ndarray]],
     ) -> None:
-        """Replace, in place, the approximate scores of the ``count`` best of the
-        ``candidates`` rows with exact ones, from the float32 vectors ``vectors_of`` gives for
-        their chunk hashes. Nothing to do for exact rows."""
+        """Replace, in place, the approximate scores of the ``count`` best rows whose note is
+        in ``allowed`` with exact ones, from the float32 vectors ``vectors_of`` gives for their
+        chunk hashes. Nothing to do for exact rows."""
         if self._vectors.exact:
             return
+        candidates = self._candidates(allowed)
         if candidates.size == 0:
             return
         best = candidates[_best(scores[candidates], count)]
@@ -207,11 +205,12 @@ class ChunkMatrix:
         return self._vectors.nbytes
 
     def top(
-        self, scores: np.ndarray, limit: int, candidates: np.ndarray
+        self, scores: np.ndarray, limit: int, allowed: set[str] | None
     ) -> list[tuple[str, int, str, float]]:
-        """``(note_id, chunk_index, chunk_hash, similarity)`` of the best ``limit`` of the
-        ``candidates`` rows (from :meth:`candidates` or :meth:`shortlist_scores`), best first,
-        by ``scores`` (from :meth:`scores`)."""
+        """``(note_id, chunk_index, chunk_hash, similarity)`` of the best ``limit`` rows whose
+        note is in ``allowed`` (every note when ``None``), best first, by ``scores`` (from
+        :meth:`scores`)."""
+        candidates = self._candidates(allowed)
         if candidates.size == 0:
             return []
         scores = scores[candidates]
@@ -219,7 +218,7 @@ class ChunkMatrix:
         return [self._ranked(candidates[p], scores[p]) for p in best]
 
     def top_notes(
-        self, scores: np.ndarray, limit: int, candidates: np.ndarray, min_similarity: float
+        self, scores: np.ndarray, limit: int, allowed: set[str] | None, min_similarity: float
     ) -> list[tuple[str, int, str, float]]:
         """The best row of each of the ``limit`` notes whose best row is most similar, best
         first, leaving out notes below ``min_similarity``.
@@ -228,6 +227,7 @@ class ChunkMatrix:
         are found, the rows fall below ``min_similarity`` or none are left: a note with many
         similar chunks cannot crowd the others out of the result.
         """
+        candidates = self._candidates(allowed)
         if candidates.size == 0 or limit <= 0:
             return []
         scores = scores[candidates]
@@ -245,8 +245,7 @@ class ChunkMatrix:
             self._ranked(candidates[p], scores[p]) for p in positions if scores[p] >= min_similarity
         ]
 
-    def candidates(self, allowed: set[str] | None) -> np.ndarray:
-        """The occupied rows whose note is in ``allowed`` (every note when ``None``)."""
+    def _candidates(self, allowed: set[str] | None) -> np.ndarray:
         codes = self._note_codes[: self._size]
         if allowed is None:
             return np.flatnonzero(codes >= 0)

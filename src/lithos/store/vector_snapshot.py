@@ -35,7 +35,7 @@ from lithos.store.vector_matrix import HASH_BYTES, MatrixRows
 
 MAGIC = b"LITHOSVM"
 END = b"LITHOSVE"
-FORMAT = 2  # 2: sign bits word-major
+FORMAT = 1
 
 
 @dataclass(frozen=True)

@@ -404,8 +404,8 @@ class VectorStore:
         """Like :meth:`search` without reading any chunk text: for callers that show only a
         few of the chunks they rank (read those with :meth:`texts`)."""
 
-        def select(m: ChunkMatrix, scores: np.ndarray, candidates: np.ndarray) -> Rows:
-            return m.top(scores, limit, candidates)
+        def select(m: ChunkMatrix, scores: np.ndarray, allowed: set[str] | None) -> Rows:
+            return m.top(scores, limit, allowed)
 
         rows = self._ranked(query, limit, note_filter, select)
         return [RankedChunk(*row) for row in sorted(rows, key=_by_score)[:limit]]
@@ -434,8 +434,8 @@ class VectorStore:
     ) -> list[RankedChunk]:
         """Like :meth:`search_notes` without reading any chunk text."""
 
-        def select(m: ChunkMatrix, scores: np.ndarray, candidates: np.ndarray) -> Rows:
-            return m.top_notes(scores, limit, candidates, min_similarity)
+        def select(m: ChunkMatrix, scores: np.ndarray, allowed: set[str] | None) -> Rows:
+            return m.top_notes(scores, limit, allowed, min_similarity)
 
         best: dict[str, tuple[str, int, str, float]] = {}
         for row in sorted(self._ranked(query, limit, note_filter, select), key=_by_score):
@@ -454,7 +454,7 @@ class VectorStore:
         query: Query,
         limit: int,
         note_filter: Callable[[str], bool] | None,
-        select: Callable[[ChunkMatrix, np.ndarray, np.ndarray], Rows],
+        select: Callable[[ChunkMatrix, np.ndarray, set[str] | None], Rows],
     ) -> Rows:
         """The rows ``select`` picks in each searched space the query has a vector for, each
         space's scores calibrated to the active space's scale."""
@@ -469,18 +469,18 @@ class VectorStore:
                     return None
                 spaces = [s for s in [self.space, *self._retiring] if s.id in vectors]
                 scored = [(s, self._matrices[s.id]) for s in spaces]
-                scores, candidates = self._scores(scored, vectors, allowed, limit)
+                scores = self._scores(scored, vectors, allowed, limit)
                 if conn is not None:
-                    for (space, matrix), raw, rows in zip(scored, scores, candidates, strict=True):
+                    for (space, matrix), raw in zip(scored, scores, strict=True):
                         exact = functools.partial(self._exact, conn, space)
-                        matrix.rescore(raw, vectors[space.id], rows, limit + RESCORE_MARGIN, exact)
+                        matrix.rescore(
+                            raw, vectors[space.id], allowed, limit + RESCORE_MARGIN, exact
+                        )
                 adjust = self._calibrations(scored, scores)
-                found: Rows = []
-                for (_, matrix), raw, rows, mapping in zip(
-                    scored, scores, candidates, adjust, strict=True
-                ):
-                    found.extend(select(matrix, mapping.apply(raw), rows))
-                return found
+                rows: Rows = []
+                for (_, matrix), raw, mapping in zip(scored, scores, adjust, strict=True):
+                    rows.extend(select(matrix, mapping.apply(raw), allowed))
+                return rows
 
         while True:
             self.warm()
@@ -496,11 +496,10 @@ class VectorStore:
         vectors: dict[str, np.ndarray],
         allowed: set[str] | None,
         limit: int,
-    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """Each space's scores and the rows to rank by them. One space searched (no model
-        change under way) with the shortlist on: only its rows nearest the query by sign bits
-        are scored and ranked; several need every score, to calibrate one space's to the
-        other's."""
+    ) -> list[np.ndarray]:
+        """Each space's scores. One space searched (no model change under way) with the
+        shortlist on: only its rows nearest the query by sign bits are scored; several need
+        every score, to calibrate one space's to the other's."""
         if self._shortlist and len(scored) == 1:
             space, matrix = scored[0]
             count = shortlist_size(self._shortlist, len(matrix), limit)
@@ -510,9 +509,8 @@ class VectorStore:
                 else None
             )
             if short is not None:
-                return [short[0]], [short[1]]
-        scores = [matrix.scores(vectors[space.id]) for space, matrix in scored]
-        return scores, [matrix.candidates(allowed) for _, matrix in scored]
+                return [short]
+        return [matrix.scores(vectors[space.id]) for space, matrix in scored]
 
     def _exact(
         self, conn: sqlite3.Connection, space: EmbeddingSpace, hashes: set[str]
