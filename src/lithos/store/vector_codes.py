@@ -32,17 +32,8 @@ class RowVectors(Protocol):
 
     def set(self, row: int, vector: np.ndarray) -> None: ...
 
-    def set_block(self, start: int, vectors: np.ndarray) -> None:
-        """Rows ``start`` to ``start + len(vectors)`` set at once (no Python work per row)."""
-        ...
-
     def get(self, rows: list[int]) -> np.ndarray:
         """The float32 vectors of ``rows`` (decoded: approximate for int8)."""
-        ...
-
-    def sections(self, size: int) -> dict[str, np.ndarray]:
-        """The arrays holding the first ``size`` rows, by name (views, not copies): what a
-        snapshot of the rows saves and :func:`rows_from` reads back."""
         ...
 
     def scores(self, query: np.ndarray, size: int) -> np.ndarray:
@@ -84,14 +75,8 @@ class Float32Rows:
     def set(self, row: int, vector: np.ndarray) -> None:
         self.array[row] = vector
 
-    def set_block(self, start: int, vectors: np.ndarray) -> None:
-        self.array[start : start + len(vectors)] = vectors
-
     def get(self, rows: list[int]) -> np.ndarray:
         return self.array[rows]
-
-    def sections(self, size: int) -> dict[str, np.ndarray]:
-        return {"array": self.array[:size]}
 
     def scores(self, query: np.ndarray, size: int) -> np.ndarray:
         out = np.empty(size, dtype=np.float32)
@@ -134,26 +119,15 @@ class Int8Rows:
         return int(self.codes.nbytes + self.scales.nbytes + self.signs.nbytes)
 
     def set(self, row: int, vector: np.ndarray) -> None:
-        self.set_block(row, vector.reshape(1, -1))
-
-    def set_block(self, start: int, vectors: np.ndarray) -> None:
-        end = start + len(vectors)
-        peaks = np.abs(vectors).max(axis=1) if vectors.size else np.zeros(len(vectors))
-        scales = np.where(peaks > 0, peaks / 127, 1.0).astype(np.float32)
-        self.codes[start:end] = np.rint(vectors / scales[:, None])
-        self.scales[start:end] = scales
-        self.signs[start:end] = sign_bits(vectors)
+        peak = float(np.abs(vector).max()) if vector.size else 0.0
+        scale = peak / 127 if peak > 0 else 1.0
+        self.codes[row] = np.rint(vector / scale)
+        self.scales[row] = scale
+        self.signs[row] = sign_bits(vector)
 
     def get(self, rows: list[int]) -> np.ndarray:
         decoded: np.ndarray = self.codes[rows].astype(np.float32) * self.scales[rows, None]
         return decoded
-
-    def sections(self, size: int) -> dict[str, np.ndarray]:
-        return {
-            "codes": self.codes[:size],
-            "scales": self.scales[:size],
-            "signs": self.signs[:size],
-        }
 
     def scores(self, query: np.ndarray, size: int) -> np.ndarray:
         out = np.empty(size, dtype=np.float32)
@@ -210,12 +184,11 @@ def _words(dimension: int) -> int:
     return (dimension + 63) // 64
 
 
-def sign_bits(vectors: np.ndarray) -> np.ndarray:
-    """The signs of ``vectors`` (1 for a positive component) packed into 64-bit words, per
-    vector (the last axis)."""
-    bits = np.packbits(vectors > 0, axis=-1)
-    packed = np.zeros((*vectors.shape[:-1], 8 * _words(vectors.shape[-1])), dtype=np.uint8)
-    packed[..., : bits.shape[-1]] = bits
+def sign_bits(vector: np.ndarray) -> np.ndarray:
+    """The signs of ``vector`` (1 for a positive component) packed into 64-bit words."""
+    packed = np.zeros(8 * _words(vector.shape[-1]), dtype=np.uint8)
+    bits = np.packbits(vector > 0)
+    packed[: bits.size] = bits
     return packed.view(np.uint64)
 
 
