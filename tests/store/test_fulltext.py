@@ -117,6 +117,31 @@ def test_deleted_note_is_no_longer_found(index: FullTextIndex) -> None:
     assert index.count() == 1
 
 
+def test_the_same_query_repeated_sees_every_write_delete_and_reopen(
+    index: FullTextIndex,
+) -> None:
+    # Parsed queries are kept per query text: what a search finds must not be.
+    queries = ("heron", "title:heron OR wading", "heron wading: [")
+    for query in queries:
+        assert index.search(query) == []
+    staged = index.stage_upsert([note("a", "Heron", "A heron is a wading bird.")])
+    for query in queries:
+        assert ids(index.search(query)) == ["a"]
+    index.commit_through(staged)
+    index.upsert([note("b", "Heron notes", "Another heron, wading.")])
+    for query in queries:
+        assert sorted(ids(index.search(query))) == ["a", "b"]
+        assert "**" in index.search(query, limit=1)[0].snippet  # highlighted
+    index.delete(["a"])
+    for query in queries:
+        assert ids(index.search(query)) == ["b"]
+    index.close()
+    index.reopen()
+    index.clear()
+    for query in queries:
+        assert index.search(query) == []
+
+
 def test_clear_removes_every_note(two_notes: FullTextIndex) -> None:
     two_notes.clear()
     assert two_notes.count() == 0

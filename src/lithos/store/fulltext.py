@@ -137,6 +137,17 @@ def id_key(note_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(note_id.encode(), digest_size=8).digest(), "big")
 
 
+# Parsed queries kept per index (FullTextIndex._parsed) and compiled ones per process.
+PARSED_QUERIES = 512
+
+
+@lru_cache(maxsize=PARSED_QUERIES)
+def compiled(parsed: str) -> Node | None:
+    """:func:`compile_query` of ``parsed`` with the index's field boosts, kept per query
+    text (a pure function of it; the nodes are immutable)."""
+    return compile_query(parsed, FIELD_BOOSTS)
+
+
 # Bump with any change to build_schema or to what a document holds: the index is re-derived.
 # 2: tags include the inline #tags of the body; 3: tags by tag_key; 4: the id_key fast field
 FULLTEXT_FORMAT = 4
@@ -195,6 +206,7 @@ class FullTextIndex:
         self._disk_totals: tuple[int, int, dict[str, float]] | None = None
         # Told after every commit, successful or not (outside the commit lock).
         self.on_commit: Callable[[], None] | None = None
+        self._parse_cache = lru_cache(maxsize=PARSED_QUERIES)(self._parse_uncached)
         self._index, self._writer = self._open()
         self._on_corrupt = on_corrupt
 
@@ -216,6 +228,7 @@ class FullTextIndex:
                 self._committed = self._staged
                 self._overlay.drop_through(self._staged)
             self._index, self._writer = self._open()
+            self._parse_cache.cache_clear()
             self._generation += 1
         self._told_committed()
 
@@ -440,7 +453,7 @@ class FullTextIndex:
             raise InvalidInput("The search query is empty.")
         if limit < 1:
             raise InvalidInput(f"limit must be at least 1, got {limit}.")
-        text_query, parsed = self._parse(query) if syntax else self._words(query)
+        text_query, parsed = self._parsed(query, syntax)
         view, node = self._overlay_for(parsed)
         filtered = self._with_filters(text_query, tags, author, path_prefix, only_ids)
         masked = {*exclude_ids, *view.entries}
@@ -499,7 +512,7 @@ class FullTextIndex:
         view = self._overlay.view()
         if not view.entries:
             return view, None
-        node = compile_query(parsed, FIELD_BOOSTS) if parsed.strip() else Clause()
+        node = compiled(parsed) if parsed.strip() else Clause()
         if node is None:
             self.commit_pending()
             return OverlayView({}), None
@@ -643,17 +656,22 @@ class FullTextIndex:
             raise RuntimeError(f"The full-text index in {self.directory} is {state}.")
         return self._writer
 
-    def _parse(self, query: str) -> tuple[Query, str]:
-        """The query, and the text it was parsed from (the words alone if it did not parse)."""
-        try:
-            parsed = self._index.parse_query(query, SEARCH_FIELDS, field_boosts=FIELD_BOOSTS)
-            return parsed, query
-        except ValueError as error:
-            # Agents write free text with colons, brackets and stray quotes; search its words.
-            logger.debug("Query %r searched as plain words: %s", query, error)
-            return self._words(query)
+    def _parsed(self, query: str, syntax: bool) -> tuple[Query, str]:
+        """The query, and the text it was parsed from (the words alone if it did not parse,
+        or with ``syntax=False``). Kept per query text: parsing depends on the schema and
+        its tokenizers only, never on what the index holds, and a Tantivy query is
+        immutable, so one parsed query serves every later search of that text."""
+        return self._parse_cache(query, syntax)
 
-    def _words(self, query: str) -> tuple[Query, str]:
+    def _parse_uncached(self, query: str, syntax: bool) -> tuple[Query, str]:
+        if syntax:
+            try:
+                parsed = self._index.parse_query(query, SEARCH_FIELDS, field_boosts=FIELD_BOOSTS)
+                return parsed, query
+            except ValueError as error:
+                # Agents write free text with colons, brackets and stray quotes; search its
+                # words.
+                logger.debug("Query %r searched as plain words: %s", query, error)
         words = " ".join(word.lower() for word in _WORD.findall(query))
         if not words:
             return Query.empty_query(), ""
@@ -775,17 +793,17 @@ class _Snippets:
     ) -> None:
         self._generator = tantivy.SnippetGenerator.create(searcher, text_query, schema, "content")
         self._generator.set_max_num_chars(SNIPPET_MAX_CHARS)
-        compiled = node if node is not None else compile_query(parsed, FIELD_BOOSTS)
+        query_node = node if node is not None else compiled(parsed)
         self._terms = {
             term
-            for leaf in (leaves(compiled) if compiled is not None else ())
+            for leaf in (leaves(query_node) if query_node is not None else ())
             if leaf.field == "content"
             for term in leaf.terms
         }
         # A query the overlay's compiler cannot read (prefixes, regexes) gets Tantivy's
         # snippet of the whole content; None then.
         self._weights: dict[str, float] | None = None
-        if compiled is not None:
+        if query_node is not None:
             frequencies = {term: searcher.doc_freq("content", term) for term in self._terms}
             self._weights = term_weights(self._terms, searcher.num_docs, frequencies)
 

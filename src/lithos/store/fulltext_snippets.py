@@ -26,7 +26,6 @@ WINDOW_CHARS = 4 * SNIPPET_MAX_CHARS
 # Occurrences of one word looked at when placing the window (frequent words weigh little).
 _OCCURRENCES_PER_TERM = 8
 _WORD = re.compile(r"\w+")
-_TOKEN = re.compile(r"[^\W_]+")
 
 
 def term_weights(
@@ -81,16 +80,24 @@ def _occurrences(lowered: str, weights: Mapping[str, float]) -> list[tuple[int, 
     stemming to a term starts with the term less its last letter ("dying" -> "die")."""
     found: list[tuple[int, float]] = []
     for term, weight in weights.items():
-        prefix = term[:-1] if len(term) > 2 else term
-        at, seen = lowered.find(prefix), 0
-        while at >= 0 and seen < _OCCURRENCES_PER_TERM:
-            if at == 0 or not lowered[at - 1].isalnum():
-                word = _TOKEN.match(lowered, at)
-                if word is not None and _stem(word.group()) == term:
-                    found.append((at, weight))
-                    seen += 1
-            at = lowered.find(prefix, at + len(prefix))
+        seen = 0
+        for word in _starting_with(term[:-1] if len(term) > 2 else term).finditer(lowered):
+            at = word.start()
+            if at and lowered[at - 1].isalnum():  # inside a word
+                continue
+            if _stem(word.group()) == term:
+                found.append((at, weight))
+                seen += 1
+                if seen == _OCCURRENCES_PER_TERM:
+                    break
     return found
+
+
+@lru_cache(maxsize=1 << 12)
+def _starting_with(prefix: str) -> re.Pattern[str]:
+    """Runs of letters and digits from each place ``prefix`` occurs (a literal start lets the
+    regex engine skip ahead to the next occurrence)."""
+    return re.compile(re.escape(prefix) + r"[^\W_]*")
 
 
 @lru_cache(maxsize=1 << 16)
