@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import cache, machine, scifact
 from bench.workload import percentiles
+from lithos.domain.chunks import chunk_hash
 from lithos.store.embedder import OnnxEmbedder
 from lithos.store.vectors import VectorStore
 
@@ -76,7 +77,7 @@ def build(path: Path, vectors: np.ndarray) -> None:
     (one ``set_note`` call per note would take minutes at 345,000)."""
     VectorStore(path, SPACE.model_id, SPACE.dimension, revision=SPACE.revision).close()
     with sqlite3.connect(path) as conn:
-        names = [(f"n{i}", f"c{i}") for i in range(len(vectors))]
+        names = [(f"n{i}", chunk_hash(f"c{i}")) for i in range(len(vectors))]
         conn.executemany(
             "INSERT INTO notes(note_id, content_hash) VALUES (?, 'h')", [(n,) for n, _ in names]
         )

@@ -64,3 +64,21 @@ def test_title_file_names_keep_the_title_and_drop_what_no_file_name_may_hold():
     assert title_file_stem("???") == "Untitled"
     long = title_file_stem("word " * 100)
     assert len(long.encode()) <= 200 and long.endswith("word")
+
+
+def test_keys_shared_by_several_notes_resolve_again_once_one_of_them_is_gone():
+    """Names held by one note are kept as a lone id, by several as a set: both ways round."""
+    links = LinkResolver.build(
+        [(A, "x/Same.md", ("Both",), "Twin"), (B, "y/same.md", ("both",), "twin")]
+    )
+    for target in ("same", "Both", "Twin"):
+        assert links.resolve(target).status == "ambiguous"
+    links.remove(B)
+    for target in ("same", "Both", "Twin"):
+        assert links.resolve(target).note_id == A
+    links.add(B, "y/same.md", ("both",), "twin")
+    assert links.resolve("both").candidates == tuple(sorted((A, B)))
+    links.remove(A)
+    links.remove(B)
+    assert links.resolve("same").status == "broken"
+    assert links.resolve(A).status == "broken"  # ids are forgotten too

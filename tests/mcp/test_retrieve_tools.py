@@ -427,9 +427,12 @@ async def test_namespace_filter_keeps_notes_of_any_given_namespace(client: Clien
     assert set(result) == {a, b}
 
 
-async def test_note_type_priors_reorder_equal_evidence(client: Client):
+async def test_note_type_priors_reorder_equal_evidence(client: Client, app: LithosApp):
     hypothesis = await write(client, "Bison A", "bison grazing", note_type="hypothesis")
     summary = await write(client, "Bison B", "bison grazing", note_type="summary")
+    # Equal evidence needs both notes embedded: their chunks differ (the title is in them),
+    # and a retrieve between the two embeddings finds only the first by meaning.
+    assert app.embedding.wait_idle(10)
     result = await retrieve(client, "bison grazing")
     ids = [r["id"] for r in result["results"]]
     assert ids.index(summary) < ids.index(hypothesis)

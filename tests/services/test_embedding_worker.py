@@ -237,3 +237,26 @@ def test_after_a_model_change_the_worker_migrates_only_when_lazy(
     finally:
         worker.stop()
         store.close()
+
+
+def test_the_worker_saves_the_matrix_snapshot_once_writes_settle(vectors: VectorStore) -> None:
+    embedder = HashingEmbedder()
+    add_notes(vectors, 5)
+    worker = EmbeddingWorker(vectors, embedder)
+    worker.snapshot_settle = 0.05
+    worker.start()
+    try:
+        assert worker.wait_idle(timeout=10)
+        deadline = time.monotonic() + 10
+        while vectors.snapshot_stale() or not vectors.snapshot_path.exists():
+            assert time.monotonic() < deadline, "the snapshot was never saved"
+            time.sleep(0.01)
+        saved = vectors.snapshot_path.stat().st_mtime_ns
+        vectors.remove_note("n0")  # no wake-up: the settle timeout still finds it
+        deadline = time.monotonic() + 10
+        while vectors.snapshot_stale():
+            assert time.monotonic() < deadline, "the changed matrix was never saved"
+            time.sleep(0.01)
+        assert vectors.snapshot_path.stat().st_mtime_ns >= saved
+    finally:
+        worker.stop()

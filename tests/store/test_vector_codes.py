@@ -166,3 +166,19 @@ def test_a_shortlisted_store_finds_the_exact_best_notes(tmp_path: Path, seed: in
     finally:
         exact.close()
         short.close()
+
+
+def test_a_shortlisted_search_never_returns_the_rows_of_a_removed_note(tmp_path: Path) -> None:
+    """Removed rows keep their old sign bits until reused: the shortlist must skip them."""
+    store = filled(tmp_path / "i8.db", True, 1500)
+    short = VectorStore(tmp_path / "i8.db", "random", 384, compact=True, shortlist=10)
+    try:
+        target = unit_rows(3000, seed=9)[42]  # chunk 42 is note n21's
+        assert short.rank_notes(target, 1)[0].note_id == "n21"
+        short.remove_note("n21")
+        found = short.rank_notes(target, 10)
+        assert len(found) == 10 and "n21" not in {c.note_id for c in found}
+        assert all(c.note_id != "n21" for c in short.rank(target, 50))
+    finally:
+        store.close()
+        short.close()

@@ -20,6 +20,10 @@ log = logging.getLogger("lithos.embedding")
 
 
 GIVE_UP_AFTER = 3
+# Seconds without a wake-up (no write) after which a changed search matrix is saved to its
+# snapshot; and the age after which a stale snapshot is saved even while writes go on.
+SNAPSHOT_SETTLE = 20.0
+SNAPSHOT_MAX_AGE = 600.0
 
 
 class EmbeddingWorker(BackgroundWorker):
@@ -57,6 +61,7 @@ class EmbeddingWorker(BackgroundWorker):
         self._max_retry_delay = max_retry_delay
         self.migrate = migrate
         self._busy = False
+        self.snapshot_settle = SNAPSHOT_SETTLE
         self._failures: dict[str, int] = {}  # chunk hash -> failures when embedded alone
         self._given_up: set[str] = set()
 
@@ -86,8 +91,12 @@ class EmbeddingWorker(BackgroundWorker):
             release_free_memory()  # loading leaves large freed buffers behind
         failures = 0
         while not self._stopping.is_set():
-            self._wake.wait()
+            if not self._wake.wait(self.snapshot_settle):
+                self._save_snapshot()  # no write for a while: the matrices have settled
+                continue
             self._wake.clear()
+            if self._vectors.snapshot_age() > SNAPSHOT_MAX_AGE:
+                self._save_snapshot()  # writes never pause: save now and then all the same
             try:
                 if self._drain():
                     release_free_memory()
@@ -103,6 +112,13 @@ class EmbeddingWorker(BackgroundWorker):
                 self._wake.set()
             else:
                 failures = 0
+
+    def _save_snapshot(self) -> None:
+        try:
+            if self._vectors.snapshot_stale():
+                self._vectors.save_snapshot()
+        except Exception:
+            log.exception("could not save the vector matrix snapshot; the next start reads SQLite")
 
     def _drain(self) -> bool:
         """Embed until nothing is pending; True if anything was embedded."""

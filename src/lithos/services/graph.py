@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from lithos.domain.links import LinkResolver, Resolution, normalise_target
+from lithos.domain.links import Groups, LinkResolver, Resolution, normalise_target
 from lithos.domain.scope import Scope
 from lithos.errors import DocNotFound
 from lithos.store.catalog import Catalog, CatalogRecord
@@ -30,8 +30,8 @@ class _Links:
     titles: dict[str, str] = field(default_factory=dict)
     paths: dict[str, str] = field(default_factory=dict)
     targets: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    sources: dict[str, set[str]] = field(default_factory=dict)  # target key -> linking notes
-    by_title: dict[str, set[str]] = field(default_factory=dict)  # lower-case title -> notes
+    sources: Groups = field(default_factory=Groups)  # target key -> linking notes
+    by_title: Groups = field(default_factory=Groups)  # lower-case title -> notes
 
     def put(
         self, note_id: str, path: str, title: str, aliases: Iterable[str], targets: Iterable[str]
@@ -39,24 +39,20 @@ class _Links:
         self.drop(note_id)
         self.resolver.add(note_id, path, aliases, title)
         self.titles[note_id] = title
-        self.by_title.setdefault(title.strip().lower(), set()).add(note_id)
+        self.by_title.add(title.strip().lower(), note_id)
         self.paths[note_id] = path
         self.targets[note_id] = tuple(targets)
         for target in self.targets[note_id]:
-            self.sources.setdefault(normalise_target(target), set()).add(note_id)
+            self.sources.add(normalise_target(target), note_id)
 
     def drop(self, note_id: str) -> None:
         self.resolver.remove(note_id)
         title = self.titles.pop(note_id, None)
         if title is not None:
-            same = self.by_title.get(title.strip().lower())
-            if same is not None:
-                same.discard(note_id)
+            self.by_title.discard(title.strip().lower(), note_id)
         self.paths.pop(note_id, None)
         for target in self.targets.pop(note_id, ()):
-            linking = self.sources.get(normalise_target(target))
-            if linking is not None:
-                linking.discard(note_id)
+            self.sources.discard(normalise_target(target), note_id)
 
     def resolutions(self, note_id: str) -> list[Resolution]:
         return [self.resolver.resolve(t) for t in self.targets.get(note_id, ())]
@@ -71,7 +67,7 @@ class _Links:
     def incoming(self, note_id: str) -> list[str]:
         candidates: set[str] = set()
         for key in self.resolver.keys_of(note_id):
-            candidates |= self.sources.get(key, set())
+            candidates.update(self.sources.get(key))
         candidates.discard(note_id)
         return sorted(c for c in candidates if note_id in self.outgoing(c))
 
@@ -210,17 +206,17 @@ class LinkGraph:
 
         def read(links: _Links) -> list[tuple[str, str]]:
             found: dict[str, str] = {}
-            for note in sorted(links.by_title.get(text.strip().lower(), ())):
+            for note in sorted(links.by_title.get(text.strip().lower())):
                 found.setdefault(note, "title")
             key = normalise_target(text)
             resolver = links.resolver
             if key in resolver.by_path:
                 found.setdefault(resolver.by_path[key], "path")
-            for note in sorted(resolver.by_name.get(key, ())) if "/" not in key else ():
+            for note in sorted(resolver.by_name.get(key)) if "/" not in key else ():
                 found.setdefault(note, "path")
-            if key in resolver.ids:
+            if resolver.knows(key):
                 found.setdefault(key, "id")
-            for note in sorted(resolver.by_alias.get(key, ())):
+            for note in sorted(resolver.by_alias.get(key)):
                 found.setdefault(note, "alias")
             return list(found.items())
 

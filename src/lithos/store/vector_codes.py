@@ -32,8 +32,17 @@ class RowVectors(Protocol):
 
     def set(self, row: int, vector: np.ndarray) -> None: ...
 
+    def set_block(self, start: int, vectors: np.ndarray) -> None:
+        """Rows ``start`` to ``start + len(vectors)`` set at once (no Python work per row)."""
+        ...
+
     def get(self, rows: list[int]) -> np.ndarray:
         """The float32 vectors of ``rows`` (decoded: approximate for int8)."""
+        ...
+
+    def sections(self, size: int) -> dict[str, np.ndarray]:
+        """The arrays holding the first ``size`` rows, by name (views, not copies): what a
+        snapshot of the rows saves and :func:`rows_from` reads back."""
         ...
 
     def scores(self, query: np.ndarray, size: int) -> np.ndarray:
@@ -75,8 +84,14 @@ class Float32Rows:
     def set(self, row: int, vector: np.ndarray) -> None:
         self.array[row] = vector
 
+    def set_block(self, start: int, vectors: np.ndarray) -> None:
+        self.array[start : start + len(vectors)] = vectors
+
     def get(self, rows: list[int]) -> np.ndarray:
         return self.array[rows]
+
+    def sections(self, size: int) -> dict[str, np.ndarray]:
+        return {"array": self.array[:size]}
 
     def scores(self, query: np.ndarray, size: int) -> np.ndarray:
         out = np.empty(size, dtype=np.float32)
@@ -109,7 +124,9 @@ class Int8Rows:
     def __init__(self, capacity: int, dimension: int) -> None:
         self.codes = np.zeros((capacity, dimension), dtype=np.int8)
         self.scales = np.zeros(capacity, dtype=np.float32)
-        self.signs = np.zeros((capacity, _words(dimension)), dtype=np.uint64)
+        # Word-major: word w of every row is one contiguous array, so the Hamming distances are
+        # a few passes over contiguous memory (2.5x faster than row-major at 347,000 rows).
+        self.signs = np.zeros((_words(dimension), capacity), dtype=np.uint64)
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -119,15 +136,26 @@ class Int8Rows:
         return int(self.codes.nbytes + self.scales.nbytes + self.signs.nbytes)
 
     def set(self, row: int, vector: np.ndarray) -> None:
-        peak = float(np.abs(vector).max()) if vector.size else 0.0
-        scale = peak / 127 if peak > 0 else 1.0
-        self.codes[row] = np.rint(vector / scale)
-        self.scales[row] = scale
-        self.signs[row] = sign_bits(vector)
+        self.set_block(row, vector.reshape(1, -1))
+
+    def set_block(self, start: int, vectors: np.ndarray) -> None:
+        end = start + len(vectors)
+        peaks = np.abs(vectors).max(axis=1) if vectors.size else np.zeros(len(vectors))
+        scales = np.where(peaks > 0, peaks / 127, 1.0).astype(np.float32)
+        self.codes[start:end] = np.rint(vectors / scales[:, None])
+        self.scales[start:end] = scales
+        self.signs[:, start:end] = sign_bits(vectors).T
 
     def get(self, rows: list[int]) -> np.ndarray:
         decoded: np.ndarray = self.codes[rows].astype(np.float32) * self.scales[rows, None]
         return decoded
+
+    def sections(self, size: int) -> dict[str, np.ndarray]:
+        return {
+            "codes": self.codes[:size],
+            "scales": self.scales[:size],
+            **{f"signs{word}": self.signs[word, :size] for word in range(len(self.signs))},
+        }
 
     def scores(self, query: np.ndarray, size: int) -> np.ndarray:
         out = np.empty(size, dtype=np.float32)
@@ -145,7 +173,7 @@ class Int8Rows:
         bigger = Int8Rows(capacity, self.codes.shape[1])
         bigger.codes[: len(self)] = self.codes
         bigger.scales[: len(self)] = self.scales
-        bigger.signs[: len(self)] = self.signs
+        bigger.signs[:, : len(self)] = self.signs
         return bigger
 
     def nearest_signs(
@@ -158,12 +186,14 @@ class Int8Rows:
         bits = sign_bits(query)
         for start in range(0, total, SIGN_BLOCK_ROWS):
             end = min(start + SIGN_BLOCK_ROWS, total)
-            signs = self.signs[start:end] if rows is None else self.signs[rows[start:end]]
-            differing = np.bitwise_count(signs ^ bits)  # uint8, one count per word
             block = distances[start:end]
-            np.copyto(block, differing[:, 0])
-            for word in range(1, differing.shape[1]):
-                block += differing[:, word]
+            for word, signs in enumerate(self.signs):
+                held = signs[start:end] if rows is None else signs[rows[start:end]]
+                differing = np.bitwise_count(held ^ bits[word])  # uint8, per row
+                if word == 0:
+                    np.copyto(block, differing)
+                else:
+                    block += differing
         # The smallest distance that at least `count` rows reach: a histogram, not a sort.
         reached = np.cumsum(np.bincount(distances))
         cut = int(np.searchsorted(reached, count))
@@ -184,11 +214,12 @@ def _words(dimension: int) -> int:
     return (dimension + 63) // 64
 
 
-def sign_bits(vector: np.ndarray) -> np.ndarray:
-    """The signs of ``vector`` (1 for a positive component) packed into 64-bit words."""
-    packed = np.zeros(8 * _words(vector.shape[-1]), dtype=np.uint8)
-    bits = np.packbits(vector > 0)
-    packed[: bits.size] = bits
+def sign_bits(vectors: np.ndarray) -> np.ndarray:
+    """The signs of ``vectors`` (1 for a positive component) packed into 64-bit words, per
+    vector (the last axis)."""
+    bits = np.packbits(vectors > 0, axis=-1)
+    packed = np.zeros((*vectors.shape[:-1], 8 * _words(vectors.shape[-1])), dtype=np.uint8)
+    packed[..., : bits.shape[-1]] = bits
     return packed.view(np.uint64)
 
 

@@ -22,8 +22,10 @@ transaction, so they never lag the database and are never reloaded in full.
 from __future__ import annotations
 
 import functools
+import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,11 +43,14 @@ from lithos.domain.embedding import (
     calibration,
 )
 from lithos.errors import ConfigError, StoreCorrupt
-from lithos.store import vector_spaces
+from lithos.store import vector_snapshot, vector_spaces
 from lithos.store.sqlite import Database, Migration, generation_migration
 from lithos.store.vector_codes import row_vectors
-from lithos.store.vector_matrix import ChunkMatrix
+from lithos.store.vector_matrix import HASH_BYTES, ChunkMatrix, MatrixRows
 from lithos.store.vector_rows import decode, hits, queued, select_in, unit, unqueue_unused
+from lithos.store.vector_snapshot import SnapshotDamaged, SpaceShape, Stamp
+
+log = logging.getLogger("lithos.vectors")
 
 T = TypeVar("T")
 Query = np.ndarray | QueryVectors
@@ -79,6 +84,8 @@ MIGRATIONS = (
     Migration("0002_embedding_spaces", vector_spaces.SPACES_SQL),
     # Bumped with every change of a note or chunk row: their counts are kept between calls.
     Migration("0003_generation", generation_migration("notes", "chunks")),
+    # The stamp a matrix snapshot must carry to be trusted (store/vector_snapshot.py).
+    Migration("0004_matrix_stamp", lambda conn: _matrix_stamp(conn)),
 )
 
 
@@ -150,6 +157,13 @@ class VectorStore:
         # _lock, and changed only on the database thread inside the write it mirrors, so it
         # follows the commit order.
         self._matrices: dict[str, ChunkMatrix] | None = None
+        # One reader of the matrices at a time (a search waits on it while they are read);
+        # one snapshot writer at a time. Neither is held on the database thread.
+        self._loading = threading.Lock()
+        self._saving = threading.Lock()
+        self.snapshot_path = path.with_suffix(".matrix")
+        self._saved: Stamp | None = None  # what the snapshot on disk holds, when known
+        self._saved_at = time.monotonic()
         self._closed = False
         self._db = self._open()
 
@@ -165,8 +179,13 @@ class VectorStore:
         return database
 
     def close(self) -> None:
-        """Close the database. Idempotent; the store is unusable until :meth:`reopen`."""
+        """Save the matrix snapshot if it is behind the matrices, then close the database.
+        Idempotent; the store is unusable until :meth:`reopen`."""
         if not self._closed:
+            try:
+                self.save_snapshot()
+            except Exception:  # a damaged store is being closed to be moved aside
+                log.warning("could not save the vector matrix snapshot", exc_info=True)
             self._closed = True
             self._db.close()
 
@@ -385,8 +404,8 @@ class VectorStore:
         """Like :meth:`search` without reading any chunk text: for callers that show only a
         few of the chunks they rank (read those with :meth:`texts`)."""
 
-        def select(m: ChunkMatrix, scores: np.ndarray, allowed: set[str] | None) -> Rows:
-            return m.top(scores, limit, allowed)
+        def select(m: ChunkMatrix, scores: np.ndarray, candidates: np.ndarray) -> Rows:
+            return m.top(scores, limit, candidates)
 
         rows = self._ranked(query, limit, note_filter, select)
         return [RankedChunk(*row) for row in sorted(rows, key=_by_score)[:limit]]
@@ -415,8 +434,8 @@ class VectorStore:
     ) -> list[RankedChunk]:
         """Like :meth:`search_notes` without reading any chunk text."""
 
-        def select(m: ChunkMatrix, scores: np.ndarray, allowed: set[str] | None) -> Rows:
-            return m.top_notes(scores, limit, allowed, min_similarity)
+        def select(m: ChunkMatrix, scores: np.ndarray, candidates: np.ndarray) -> Rows:
+            return m.top_notes(scores, limit, candidates, min_similarity)
 
         best: dict[str, tuple[str, int, str, float]] = {}
         for row in sorted(self._ranked(query, limit, note_filter, select), key=_by_score):
@@ -435,7 +454,7 @@ class VectorStore:
         query: Query,
         limit: int,
         note_filter: Callable[[str], bool] | None,
-        select: Callable[[ChunkMatrix, np.ndarray, set[str] | None], Rows],
+        select: Callable[[ChunkMatrix, np.ndarray, np.ndarray], Rows],
     ) -> Rows:
         """The rows ``select`` picks in each searched space the query has a vector for, each
         space's scores calibrated to the active space's scale."""
@@ -450,18 +469,18 @@ class VectorStore:
                     return None
                 spaces = [s for s in [self.space, *self._retiring] if s.id in vectors]
                 scored = [(s, self._matrices[s.id]) for s in spaces]
-                scores = self._scores(scored, vectors, allowed, limit)
+                scores, candidates = self._scores(scored, vectors, allowed, limit)
                 if conn is not None:
-                    for (space, matrix), raw in zip(scored, scores, strict=True):
+                    for (space, matrix), raw, rows in zip(scored, scores, candidates, strict=True):
                         exact = functools.partial(self._exact, conn, space)
-                        matrix.rescore(
-                            raw, vectors[space.id], allowed, limit + RESCORE_MARGIN, exact
-                        )
+                        matrix.rescore(raw, vectors[space.id], rows, limit + RESCORE_MARGIN, exact)
                 adjust = self._calibrations(scored, scores)
-                rows: Rows = []
-                for (_, matrix), raw, mapping in zip(scored, scores, adjust, strict=True):
-                    rows.extend(select(matrix, mapping.apply(raw), allowed))
-                return rows
+                found: Rows = []
+                for (_, matrix), raw, rows, mapping in zip(
+                    scored, scores, candidates, adjust, strict=True
+                ):
+                    found.extend(select(matrix, mapping.apply(raw), rows))
+                return found
 
         while True:
             self.warm()
@@ -477,10 +496,11 @@ class VectorStore:
         vectors: dict[str, np.ndarray],
         allowed: set[str] | None,
         limit: int,
-    ) -> list[np.ndarray]:
-        """Each space's scores. One space searched (no model change under way) with the
-        shortlist on: only its rows nearest the query by sign bits are scored; several need
-        every score, to calibrate one space's to the other's."""
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Each space's scores and the rows to rank by them. One space searched (no model
+        change under way) with the shortlist on: only its rows nearest the query by sign bits
+        are scored and ranked; several need every score, to calibrate one space's to the
+        other's."""
         if self._shortlist and len(scored) == 1:
             space, matrix = scored[0]
             count = shortlist_size(self._shortlist, len(matrix), limit)
@@ -490,8 +510,9 @@ class VectorStore:
                 else None
             )
             if short is not None:
-                return [short]
-        return [matrix.scores(vectors[space.id]) for space, matrix in scored]
+                return [short[0]], [short[1]]
+        scores = [matrix.scores(vectors[space.id]) for space, matrix in scored]
+        return scores, [matrix.candidates(allowed) for _, matrix in scored]
 
     def _exact(
         self, conn: sqlite3.Connection, space: EmbeddingSpace, hashes: set[str]
@@ -566,8 +587,57 @@ class VectorStore:
             return sum(m.nbytes for m in (self._matrices or {}).values())
 
     def warm(self) -> None:
-        """Read the search matrices now rather than on the first search. Idempotent."""
-        self._db.call(self._ensure_loaded)
+        """Read the search matrices now rather than on the first search: from the snapshot
+        when it holds the store's current content, else from SQLite. Idempotent. The database
+        thread is not held meanwhile, so other calls on the store (writes, counts, reads of
+        chunks) do not wait for it; a search does (it needs the matrices)."""
+        if self._matrices is not None:
+            return
+        with self._loading:
+            for _ in range(LOAD_ATTEMPTS):
+                if self._matrices is not None:
+                    return
+                stamp, spaces = self._db.call(self._stamp_and_spaces)
+                matrices, stamp = self._read_matrices(stamp, spaces)
+                if self._db.call(functools.partial(self._install, stamp, matrices)):
+                    return
+            # Writes kept changing the store while it was read: read it on the database
+            # thread, where no write can come between the read and the install.
+            self._db.call(self._ensure_loaded)
+
+    def snapshot_stale(self) -> bool:
+        """Whether the matrices are in memory and the snapshot on disk does not hold them."""
+        if self._matrices is None or self._closed:
+            return False
+        return self._saved != self._db.call(_stamp)
+
+    def snapshot_age(self) -> float:
+        """Seconds since the snapshot was last written or found current."""
+        return time.monotonic() - self._saved_at
+
+    def save_snapshot(self) -> bool:
+        """Write the matrix snapshot if the matrices are in memory and the one on disk does
+        not hold them; returns whether one was written. The matrices' rows are written as
+        they are, outside the database thread; the file replaces the old one only if no
+        change reached the matrices meanwhile (else it is dropped: the next save writes it)."""
+        with self._saving:
+            if self._closed:
+                return False
+            exported = self._db.call(self._export)
+            if exported is None:
+                return False
+            stamp, matrices, spaces = exported
+            temporary = vector_snapshot.write(self.snapshot_path, stamp, self._compact, spaces)
+            try:
+                unchanged = self._db.call(
+                    lambda conn: _stamp(conn) == stamp and self._matrices is matrices
+                )
+                if unchanged:
+                    temporary.replace(self.snapshot_path)
+                    self._saved, self._saved_at = stamp, time.monotonic()
+                return unchanged
+            finally:
+                temporary.unlink(missing_ok=True)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -663,26 +733,100 @@ class VectorStore:
             self._retiring = []
         return retired
 
+    def _stamp_and_spaces(self, conn: sqlite3.Connection) -> tuple[Stamp, list[EmbeddingSpace]]:
+        with self._lock:
+            return _stamp(conn), [self.space, *self._retiring]
+
+    def _read_matrices(
+        self, stamp: Stamp, spaces: list[EmbeddingSpace]
+    ) -> tuple[dict[str, ChunkMatrix], Stamp]:
+        """The matrices of ``spaces`` and the stamp of the content they hold: from the
+        snapshot if it holds ``stamp``, else from SQLite through a connection of their own
+        (in one read transaction, so the rows and their stamp agree)."""
+        shapes = [SpaceShape(space.id, space.dimension) for space in spaces]
+        try:
+            held = vector_snapshot.read(self.snapshot_path, stamp, self._compact, shapes)
+        except (SnapshotDamaged, OSError) as exc:
+            log.warning("vector matrix snapshot set aside, reading SQLite instead: %s", exc)
+            self._set_aside()
+            held = None
+        if held is not None:
+            self._saved, self._saved_at = stamp, time.monotonic()
+            dimensions = {space.id: space.dimension for space in spaces}
+            return {i: ChunkMatrix(dimensions[i], rows) for i, rows in held.items()}, stamp
+        conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        try:
+            conn.execute("BEGIN")
+            return self._load_all(conn, spaces), _stamp(conn)
+        finally:
+            conn.close()
+
+    def _set_aside(self) -> None:
+        try:
+            self.snapshot_path.replace(self.snapshot_path.with_suffix(".matrix-damaged"))
+        except OSError:
+            self.snapshot_path.unlink(missing_ok=True)
+
+    def _install(
+        self, stamp: Stamp, matrices: dict[str, ChunkMatrix], conn: sqlite3.Connection
+    ) -> bool:
+        """Adopt ``matrices`` if the store still holds what they were read from; ``False``
+        when it changed meanwhile (read them again)."""
+        current = _stamp(conn)
+        with self._lock:
+            if self._matrices is not None:  # read on the database thread meanwhile
+                return True
+            spaces = [space.id for space in [self.space, *self._retiring]]
+            if current != stamp or list(matrices) != spaces:
+                return False
+            self._matrices = matrices
+            return True
+
+    def _export(
+        self, conn: sqlite3.Connection
+    ) -> tuple[Stamp, dict[str, ChunkMatrix], list[tuple[SpaceShape, MatrixRows]]] | None:
+        """What a snapshot of the matrices holds, unless they are not in memory or the one on
+        disk holds them already."""
+        stamp = _stamp(conn)
+        with self._lock:
+            matrices = self._matrices
+            if matrices is None or stamp == self._saved:
+                return None
+            dimensions = {space.id: space.dimension for space in [self.space, *self._retiring]}
+            spaces = [
+                (SpaceShape(i, dimensions[i]), matrix.export()) for i, matrix in matrices.items()
+            ]
+        return stamp, matrices, spaces
+
     def _ensure_loaded(self, conn: sqlite3.Connection) -> None:
         if self._matrices is not None:
             return
+        matrices = self._load_all(conn, [self.space, *self._retiring])
+        with self._lock:
+            self._matrices = matrices
+
+    def _load_all(
+        self, conn: sqlite3.Connection, spaces: list[EmbeddingSpace]
+    ) -> dict[str, ChunkMatrix]:
         # Every chunk row bounds the number of embedded ones; spare rows become free capacity.
         capacity = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         matrices: dict[str, ChunkMatrix] = {}
         earlier: list[str] = []
-        for space in [self.space, *self._retiring]:
+        for space in spaces:
             matrices[space.id] = self._load(conn, space, earlier, capacity)
             earlier.append(space.id)
-        with self._lock:
-            self._matrices = matrices
+        return matrices
 
     def _load(
         self, conn: sqlite3.Connection, space: EmbeddingSpace, earlier: list[str], capacity: int
     ) -> ChunkMatrix:
         """The matrix of ``space``: the chunks it has a vector for and no ``earlier`` space
-        has."""
-        keys: list[tuple[str, int, str]] = []
+        has, read in blocks (a block of vectors is decoded and quantised at once)."""
         vectors = row_vectors(capacity, space.dimension, self._compact)
+        codes = np.full(capacity, -1, dtype=np.int32)
+        indexes = np.zeros(capacity, dtype=np.int32)
+        hashes = np.zeros((capacity, HASH_BYTES), dtype=np.uint8)
+        code_of: dict[str, int] = {}
         marks = ", ".join("?" * len(earlier))
         unless = (
             f" WHERE NOT EXISTS (SELECT 1 FROM embeddings p WHERE p.space_id IN ({marks})"
@@ -696,10 +840,24 @@ class VectorStore:
             f"{unless} ORDER BY c.rowid",
             (space.id, *earlier),
         )
-        for row, (note_id, index, h, blob) in enumerate(rows):  # one blob at a time: low peak
-            vectors.set(row, decode(blob, space))
-            keys.append((note_id, index, h))
-        return ChunkMatrix(space.dimension, keys, vectors)
+        size = 0
+        while block := rows.fetchmany(LOAD_BLOCK_ROWS):
+            end = size + len(block)
+            note_ids, chunk_indexes, chunk_hashes, blobs = zip(*block, strict=True)
+            if any(len(blob) != 4 * space.dimension for blob in blobs):
+                decode(next(b for b in blobs if len(b) != 4 * space.dimension), space)  # raises
+            vectors.set_block(
+                size, np.frombuffer(b"".join(blobs), np.float32).reshape(-1, space.dimension)
+            )
+            codes[size:end] = [code_of.setdefault(note, len(code_of)) for note in note_ids]
+            indexes[size:end] = chunk_indexes
+            hashes[size:end] = np.frombuffer(
+                bytes.fromhex("".join(chunk_hashes)), np.uint8
+            ).reshape(-1, HASH_BYTES)
+            size = end
+        notes: list[str | None] = list(code_of)
+        rows_held = MatrixRows(vectors, size, codes[:size], indexes[:size], hashes[:size], notes)
+        return ChunkMatrix(space.dimension, rows_held)
 
     def _empty_matrices(self) -> dict[str, ChunkMatrix]:
         return {
@@ -756,12 +914,38 @@ def shortlist_size(minimum: int, rows: int, limit: int) -> int:
     return max(minimum, rows // SHORTLIST_SHARE, 4 * (limit + RESCORE_MARGIN))
 
 
+# Times the matrices are read beside the database thread before reading them on it (writes
+# kept changing the store meanwhile); rows read from SQLite at a time when no snapshot serves.
+LOAD_ATTEMPTS = 3
+LOAD_BLOCK_ROWS = 4096
+
 NEW_TEXT = 0  # queue priority: text no searched space has a vector for
 MIGRATION = 1  # queue priority: text only a retiring space has a vector for
 
 
 def _by_score(row: tuple[str, int, str, float]) -> float:
     return -row[3]
+
+
+def _matrix_stamp(conn: sqlite3.Connection) -> None:
+    """A random id for this store file and a generation that every change of what the search
+    matrices hold bumps (chunks, vectors, spaces; from any process)."""
+    conn.execute(
+        "CREATE TABLE matrix_stamp (id INTEGER PRIMARY KEY CHECK (id = 1),"
+        " store TEXT NOT NULL, generation INTEGER NOT NULL)"
+    )
+    conn.execute("INSERT INTO matrix_stamp VALUES (1, lower(hex(randomblob(16))), 0)")
+    for table in ("chunks", "embeddings", "spaces"):
+        for event in ("INSERT", "UPDATE", "DELETE"):
+            conn.execute(
+                f"CREATE TRIGGER {table}_{event.lower()}_matrix_stamp AFTER {event} ON {table}"
+                " BEGIN UPDATE matrix_stamp SET generation = generation + 1; END"
+            )
+
+
+def _stamp(conn: sqlite3.Connection) -> Stamp:
+    store, generation = conn.execute("SELECT store, generation FROM matrix_stamp").fetchone()
+    return Stamp(store, int(generation))
 
 
 def _sizes(conn: sqlite3.Connection) -> tuple[int, int]:
