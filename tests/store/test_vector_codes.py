@@ -11,6 +11,7 @@ import pytest
 
 from lithos.domain.chunks import chunk_hash
 from lithos.store.vector_codes import Float32Rows, Int8Rows
+from lithos.store.vector_matrix import ChunkMatrix
 from lithos.store.vectors import VectorStore
 from tests.fakes import HashingEmbedder
 
@@ -182,3 +183,42 @@ def test_a_shortlisted_search_never_returns_the_rows_of_a_removed_note(tmp_path:
     finally:
         store.close()
         short.close()
+
+
+def test_a_ranking_deeper_than_its_exact_part_keeps_the_tail_approximate(tmp_path: Path) -> None:
+    exact = filled(tmp_path / "f32.db", False)
+    compact = filled(tmp_path / "i8.db", True)
+    try:
+        query = unit_rows(600, seed=9)[100] + 0.3 * unit_rows(1, seed=4)[0]
+        truth = {c.note_id: c.similarity for c in exact.rank_notes(query, 300)}
+        full = compact.rank_notes(query, 100)
+        shallow = compact.rank_notes(query, 100, exact=5)
+        assert [c.note_id for c in shallow[:5]] == [c.note_id for c in full[:5]]
+        assert [c.similarity for c in shallow[:5]] == pytest.approx(
+            [truth[c.note_id] for c in shallow[:5]], abs=1e-6
+        )
+        # Past the rows re-scored for those five (plus the margin): int8 similarities.
+        tail = [(c.similarity, truth[c.note_id]) for c in shallow[60:]]
+        assert all(abs(found - true) < 0.005 for found, true in tail)
+        assert any(abs(found - true) > 1e-6 for found, true in tail)
+        assert all(abs(c.similarity - truth[c.note_id]) < 1e-6 for c in full)
+    finally:
+        exact.close()
+        compact.close()
+
+
+def test_rows_of_equal_score_come_in_row_order() -> None:
+    matrix = ChunkMatrix(384, compact=True)
+    for row, vector in enumerate(unit_rows(400, seed=6)):
+        matrix.add(f"n{row}", 0, f"{row:064x}", vector)
+    scores = np.linspace(0.0, 0.5, 400, dtype=np.float32)
+    scores[[350, 20, 200, 7]] = 0.9  # four equal best scores
+    assert [row[0] for row in matrix.top(scores, 5, matrix.candidates(None))] == [
+        "n7",
+        "n20",
+        "n200",
+        "n350",
+        "n399",
+    ]
+    notes = matrix.top_notes(scores, 3, matrix.candidates({"n350", "n200", "n7", "n9"}), 0.0)
+    assert [row[0] for row in notes] == ["n7", "n200", "n350"]

@@ -224,7 +224,11 @@ class SearchService:
             if without != "vectors":
                 note_filter = self._note_filter(search_filter, hidden)
                 vectors = self.vectors.embed_query(query)
-                semantic = self.vectors.rank_notes(vectors, CANDIDATES, note_filter, threshold)
+                # Exact similarities for the notes that can be shown; the tail only anchors
+                # the normalisation and ranks notes full-text found too.
+                semantic = self.vectors.rank_notes(
+                    vectors, CANDIDATES, note_filter, threshold, exact=limit
+                )
         finally:
             ranking = text_future.result() if text_future is not None else None
         text_scores = ranking.scores() if ranking is not None else []

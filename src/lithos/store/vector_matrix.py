@@ -339,5 +339,5 @@ UNSCORED = -2.0
 def _best(scores: np.ndarray, k: int) -> np.ndarray:
     """Positions of the ``k`` highest scores, highest first (ties in position order)."""
     k = min(k, scores.size)
-    best = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(k)
+    best = np.sort(np.argpartition(-scores, k - 1)[:k]) if k < scores.size else np.arange(k)
     return best[np.argsort(-scores[best], kind="stable")]

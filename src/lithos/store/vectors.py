@@ -431,14 +431,20 @@ class VectorStore:
         limit: int,
         note_filter: Callable[[str], bool] | None = None,
         min_similarity: float = 0.0,
+        exact: int | None = None,
     ) -> list[RankedChunk]:
-        """Like :meth:`search_notes` without reading any chunk text."""
+        """Like :meth:`search_notes` without reading any chunk text. ``exact``: re-score
+        from the float32 vectors only the rows a ranking ``exact`` deep would (default
+        ``limit``); the notes past them keep their approximate (int8) similarity, for a
+        caller that needs the tail's order but not its precision."""
 
         def select(m: ChunkMatrix, scores: np.ndarray, candidates: np.ndarray) -> Rows:
             return m.top_notes(scores, limit, candidates, min_similarity)
 
+        rescored = limit if exact is None else min(exact, limit)
         best: dict[str, tuple[str, int, str, float]] = {}
-        for row in sorted(self._ranked(query, limit, note_filter, select), key=_by_score):
+        ranked = self._ranked(query, limit, note_filter, select, rescored)
+        for row in sorted(ranked, key=_by_score):
             best.setdefault(row[0], row)
         return [RankedChunk(*row) for row in list(best.values())[:limit]]
 
@@ -455,13 +461,16 @@ class VectorStore:
         limit: int,
         note_filter: Callable[[str], bool] | None,
         select: Callable[[ChunkMatrix, np.ndarray, np.ndarray], Rows],
+        rescored: int | None = None,
     ) -> Rows:
         """The rows ``select`` picks in each searched space the query has a vector for, each
-        space's scores calibrated to the active space's scale."""
+        space's scores calibrated to the active space's scale; compact scores of the best
+        ``rescored`` (default ``limit``) rows plus a margin are made exact first."""
         if limit <= 0:
             return []
         vectors = self._query_units(query)
         allowed = self._allowed(note_filter)
+        exact_rows = (limit if rescored is None else rescored) + RESCORE_MARGIN
 
         def rank(conn: sqlite3.Connection | None) -> Rows | None:
             with self._lock:
@@ -473,7 +482,7 @@ class VectorStore:
                 if conn is not None:
                     for (space, matrix), raw, rows in zip(scored, scores, candidates, strict=True):
                         exact = functools.partial(self._exact, conn, space)
-                        matrix.rescore(raw, vectors[space.id], rows, limit + RESCORE_MARGIN, exact)
+                        matrix.rescore(raw, vectors[space.id], rows, exact_rows, exact)
                 adjust = self._calibrations(scored, scores)
                 found: Rows = []
                 for (_, matrix), raw, rows, mapping in zip(
