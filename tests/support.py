@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastmcp import Client
 
 from lithos.app import LithosApp
 from lithos.config import load_config
 from lithos.domain.embedding import Embedder
+from lithos.store.markdown import KnowledgeFiles
 from tests.fakes import HashingEmbedder
 
 
@@ -63,3 +66,28 @@ async def get_health(app: LithosApp) -> tuple[int, dict[str, Any]]:
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as web:
         response = await web.get("/health")
     return response.status_code, response.json()
+
+
+class CheckHold:
+    """Holds the start-up index check once :attr:`armed`: its listing of the knowledge files
+    (under the indexer lock) waits for :attr:`release`; :attr:`entered` tells it got there."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.armed = False
+        self.entered, self.release = threading.Event(), threading.Event()
+        real = KnowledgeFiles.scan
+
+        def scan(files: KnowledgeFiles) -> Any:
+            if self.armed and not self.entered.is_set():
+                self.entered.set()
+                assert self.release.wait(10)
+            return real(files)
+
+        monkeypatch.setattr(KnowledgeFiles, "scan", scan)
+
+    def start_held(self, app: LithosApp, **start: Any) -> None:
+        """``app.start(check_in_background=True)``, returned while its check is held."""
+        self.armed = True
+        assert app.start(check_in_background=True, **start) is None
+        assert self.entered.wait(10)
+        assert app.health()["components"]["index_check"] == "running"

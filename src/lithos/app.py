@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from lithos.config import LithosConfig
 from lithos.domain.edges import DecayCurve, DecayPolicy, EdgeRules
@@ -114,6 +114,8 @@ AUTHORITATIVE: dict[str, StateFile] = {
     "stats": StateFile(STATS_HOLDS, (*STATS_MIGRATIONS, *MEMORY_MIGRATIONS)),
 }
 DERIVED = frozenset({"catalog", "fulltext", "vectors"})
+# The start-up index check: not started, running (beside serving, or in start()), ended.
+IndexCheckState = Literal["off", "running", "done", "failed"]
 T = TypeVar("T")
 
 
@@ -134,6 +136,10 @@ class LithosApp:
         self.consolidation_worker: ConsolidationWorker | None = None
         self.last_reconcile: ReconcileReport | None = None
         self.feedback_replay: ReplayReport | None = None
+        # The start-up index check when it runs beside serving (start(check_in_background)).
+        self._checker: threading.Thread | None = None
+        self._checked = threading.Event()
+        self.index_check: IndexCheckState = "off"
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -441,23 +447,34 @@ class LithosApp:
             self.consolidation_worker.enqueue(task_id)
 
     def start(
-        self, watch: bool | None = None, embed: bool = True, progress: Progress | None = None
-    ) -> ReconcileReport:
-        """Verify and repair every index against the files, then start background work."""
+        self,
+        watch: bool | None = None,
+        embed: bool = True,
+        progress: Progress | None = None,
+        check_in_background: bool = False,
+    ) -> ReconcileReport | None:
+        """Verify and repair every index against the files, then start background work;
+        returns the index check's report.
+
+        With ``check_in_background`` (``lithos serve``) the check runs on a thread of its own
+        once the workers and the watcher are started, so the caller can serve at once (see
+        :meth:`wait_checked`); returns ``None`` then. Not when the catalog must be filled
+        first (rebuilt, re-derived, or ``index.rebuild_on_start``): reads, lists and every
+        search filter depend on it, so that check runs before this returns."""
         if not self._opened:
             self.open()
         clear = self.config.index.rebuild_on_start
-        self.last_reconcile = self.reconcile(
-            clear=clear,
-            progress=progress,
-            skip=self._refilled_while_serving(clear),
-            trust_stat=True,
-        )
-        release_free_memory()  # verifying every file leaves freed buffers behind
+        skip = self._refilled_while_serving(clear)
+        background = check_in_background and self._catalog_serves_as_is(clear)
+        if background:
+            self._repair_marked()
+        else:
+            self._check(clear, progress, skip)
         self.edges.purge_removed(timedelta(days=self.config.lcma.edges.removed_grace_days))
         self.feedback_replay = self._replay_feedback()
         self.repair = RepairWorker(self.stores, self.indexer)
-        self.repair.start()
+        if not background:
+            self.repair.start()
         self.committer.start()
         if embed:
             self.embedding.start()
@@ -472,7 +489,62 @@ class LithosApp:
         if watch if watch is not None else self.config.server.watch_files:
             self.watcher = KnowledgeWatcher(self.indexer, self.config.index.watch_debounce_ms)
             self.watcher.start()
+        if background:
+            # After the watcher: an edit the check has passed already is the watcher's, and
+            # the watcher's batches wait on the indexer lock the check holds.
+            self.index_check = "running"
+            self._checker = threading.Thread(
+                target=self._check_beside_serving, args=(skip,), name="lithos-check", daemon=True
+            )
+            self._checker.start()
         return self.last_reconcile
+
+    def wait_checked(self, timeout: float | None = None) -> bool:
+        """Wait until the start-up index check has ended (at once when it ran in
+        :meth:`start`); ``False`` if ``timeout`` seconds pass first."""
+        return self._checked.wait(timeout)
+
+    def _check(self, clear: bool, progress: Progress | None, skip: frozenset[str]) -> None:
+        self.index_check = "running"
+        try:
+            self.last_reconcile = self.reconcile(
+                clear=clear, progress=progress, skip=skip, trust_stat=True
+            )
+        except BaseException:
+            self.index_check = "failed"
+            raise
+        finally:
+            self._checked.set()
+        self.index_check = "done"
+        release_free_memory()  # verifying every file leaves freed buffers behind
+
+    def _repair_marked(self) -> None:
+        """Before serving: index the files of writes a kill cut short (few), so that what a
+        write acknowledged is searchable from the first call; the check beside serving
+        covers every other file."""
+        try:
+            repaired = self.indexer.repair_marked()
+        except Exception:  # a broken store is reported; the check beside serving repairs it
+            log.exception("could not index the files of interrupted writes before serving")
+        else:
+            if repaired:
+                log.info("indexed %d files of interrupted writes before serving", repaired)
+
+    def _check_beside_serving(self, skip: frozenset[str]) -> None:
+        try:
+            self._check(False, None, skip)
+        except Exception:  # a broken derived store was moved aside and is refilled below
+            log.exception("the start-up index check failed; the watcher and repairs go on")
+        assert self.repair is not None
+        self.repair.start()  # refills the stores found broken, as after a check in start()
+
+    def _catalog_serves_as_is(self, clear: bool) -> bool:
+        """Whether the catalog can answer before the index check: it was made by a check
+        with the current code (a new or emptied one has recorded nothing yet), is not being
+        rebuilt, and is not about to be emptied and re-derived."""
+        if clear or "catalog" in self.stores.rebuilding():
+            return False
+        return self.catalog.derivation() == self.indexer.derivations()["catalog"]
 
     def _replay_feedback(self) -> ReplayReport | None:
         """Learn again from feedback a power cut took from the learned state (see
@@ -519,6 +591,9 @@ class LithosApp:
     def close(self) -> None:
         if not self._opened:
             return
+        if self._checker is not None:  # it uses every derived store until it ends
+            self._checker.join()
+            self._checker = None
         if self.watcher is not None:
             self.watcher.stop()
         if self.repair is not None:
@@ -612,6 +687,7 @@ class LithosApp:
                 "embedding_worker": "running"
                 if self._opened and self.embedding.is_alive()
                 else "off",
+                "index_check": self.index_check,
             },
         }
 

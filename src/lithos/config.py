@@ -120,6 +120,9 @@ class CoordinationConfig(_Section):
 
 class IndexConfig(_Section):
     rebuild_on_start: bool = False
+    # lithos serve answers while the start-up index check runs beside it (unless the catalog
+    # must be rebuilt first); false: the check ends before the first call is answered.
+    check_in_background: bool = True
     watch_debounce_ms: int = Field(default=500, ge=0, le=60_000)
     # Writes are searchable at once; the full-text index is committed (fsynced) in the
     # background this long after the first uncommitted write, or at once when this many notes wait.

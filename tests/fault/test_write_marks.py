@@ -11,7 +11,7 @@ import pytest
 
 from lithos.app import LithosApp
 from lithos.services.knowledge import WriteRequest
-from tests.support import make_app
+from tests.support import CheckHold, make_app
 
 pytestmark = pytest.mark.fault
 
@@ -41,9 +41,30 @@ def kill_at(app: LithosApp, step: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(*target, die)
 
 
+def start_again(
+    data_dir: Path, beside: bool, monkeypatch: pytest.MonkeyPatch
+) -> tuple[LithosApp, CheckHold | None]:
+    """The app restarted after the kill; ``beside``: its index check runs beside serving and
+    is held, so only the repair of the marked files before serving can have run."""
+    again = make_app(data_dir)
+    if not beside:
+        again.start(watch=False, embed=False)
+        return again, None
+    hold = CheckHold(monkeypatch)
+    hold.start_held(again, watch=False, embed=False)
+    return again, hold
+
+
+def release_check(app: LithosApp, hold: CheckHold | None) -> None:
+    if hold is not None:
+        hold.release.set()
+    assert app.wait_checked(10) and app.index_check == "done"
+
+
+@pytest.mark.parametrize("beside", [False, True], ids=["check-first", "check-beside"])
 @pytest.mark.parametrize("step", ["before the file", "after the file"])
 def test_a_write_killed_at_any_step_leaves_a_mark_that_start_up_retries(
-    data_dir: Path, step: str, monkeypatch: pytest.MonkeyPatch
+    data_dir: Path, step: str, beside: bool, monkeypatch: pytest.MonkeyPatch
 ):
     app = make_app(data_dir)
     app.start(watch=False, embed=False)
@@ -57,9 +78,8 @@ def test_a_write_killed_at_any_step_leaves_a_mark_that_start_up_retries(
     monkeypatch.undo()
     app.close()
 
-    again = make_app(data_dir)
+    again, hold = start_again(data_dir, beside, monkeypatch)
     try:
-        again.start(watch=False, embed=False)
         saved = "zeppelin" in (data_dir / "knowledge" / note["path"]).read_text()
         assert saved == (step != "before the file")
         word = "zeppelin" if saved else "original"
@@ -67,12 +87,16 @@ def test_a_write_killed_at_any_step_leaves_a_mark_that_start_up_retries(
         entry = again.catalog.get(note["id"])
         assert entry is not None and entry.content_hash == again.fulltext.hashes()[note["id"]]
         assert marks(data_dir) == {}
+        release_check(again, hold)
     finally:
+        if hold is not None:
+            hold.release.set()
         again.close()
 
 
+@pytest.mark.parametrize("beside", [False, True], ids=["check-first", "check-beside"])
 def test_a_write_acknowledged_before_its_full_text_commit_is_repaired_at_start_up(
-    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+    data_dir: Path, beside: bool, monkeypatch: pytest.MonkeyPatch
 ):
     app = make_app(data_dir, **{"index.commit_interval_ms": 60_000})
     app.start(watch=False, embed=False)
@@ -90,14 +114,16 @@ def test_a_write_acknowledged_before_its_full_text_commit_is_repaired_at_start_u
     monkeypatch.undo()
     assert set(marks(data_dir)) == {note["path"]}
 
-    again = make_app(data_dir)
+    again, hold = start_again(data_dir, beside, monkeypatch)
     try:
-        again.start(watch=False, embed=False)
         assert [hit.id for hit in again.fulltext.search("zeppelin")] == [note["id"]]
         assert again.fulltext.search("original") == []
         assert again.fulltext.uncommitted() == 0
         assert marks(data_dir) == {}
+        release_check(again, hold)
     finally:
+        if hold is not None:
+            hold.release.set()
         again.close()
 
 

@@ -160,6 +160,41 @@ def test_notes_chunks_and_vectors_persist_across_reopen(
         reopened.close()
 
 
+def test_opening_does_not_wait_for_the_queue_of_chunks_to_embed_and_no_call_misses_it(
+    path: Path, store: VectorStore, embedder: HashingEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The queue is rebuilt from every chunk at opening (a second at 100,000 notes): queued
+    on the database thread, not waited for; every later call on the store comes after it."""
+    store.set_note("a", "ha", ["embedded already"])
+    embed_pending(store, embedder)
+    store.set_note("b", "hb", ["waiting one", "waiting two"])
+    store.close()
+    filling, release = threading.Event(), threading.Event()
+    real = VectorStore._fill_queue
+
+    def held_fill(self: VectorStore, conn: object) -> None:
+        filling.set()
+        assert release.wait(10)
+        real(self, conn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(VectorStore, "_fill_queue", held_fill)
+    reopened = VectorStore(path, embedder.model_id, embedder.dimension)  # returns while held
+    try:
+        assert filling.wait(10)
+        counted: list[int] = []
+        counting = threading.Thread(target=lambda: counted.append(reopened.pending_count()))
+        counting.start()
+        counting.join(0.2)
+        assert counting.is_alive() and not counted  # behind the fill, not before it
+        release.set()
+        counting.join(10)
+        assert counted == [2]
+        assert {text for _, text in reopened.pending(10)} == {"waiting one", "waiting two"}
+    finally:
+        release.set()
+        reopened.close()
+
+
 def test_pending_work_is_per_model(
     path: Path, store: VectorStore, embedder: HashingEmbedder
 ) -> None:

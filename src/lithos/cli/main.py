@@ -204,7 +204,7 @@ def _run_server(config: LithosConfig) -> int:
     stack.start()
     app = LithosApp(config).open()
     try:
-        app.start()
+        app.start(check_in_background=config.index.check_in_background)
         stack.join()
         from lithos.mcp.server import serve
 

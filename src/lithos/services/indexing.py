@@ -356,6 +356,20 @@ class Indexer:
             self.sync_paths(list(pending))
         self._settle(pending)
 
+    def repair_marked(self) -> int:
+        """Index again, in every index, the files the catalog's marks name (writes a kill cut
+        short, updates that failed), as the full check would; returns how many. Start-up
+        runs this before serving when the full check runs beside it: what a write
+        acknowledged is then searchable from the first call. A path that cannot be indexed
+        now stays deferred, for the repair worker."""
+        marked = self.catalog.deferred()
+        if not marked:
+            return 0
+        with self._deferred_lock:  # re-read even where the catalog already holds the file
+            self._deferred.update(marked)
+        self.sync_paths(list(marked))
+        return len(marked)
+
     def _settle(self, paths: Iterable[str]) -> None:
         paths = list(paths)
         if not paths:

@@ -115,6 +115,24 @@ class Database:
         except sqlite3.DatabaseError as exc:
             raise self._translate(exc, report=True) from exc
 
+    def call_soon(self, fn: Callable[[sqlite3.Connection], object]) -> None:
+        """Queue ``fn(conn)`` as one transaction on the database thread and return at once:
+        every call made after this one runs after it (one thread, first come first served).
+        A failure is logged; a damaged file is also reported to ``on_corrupt``, from a thread
+        of its own (the callback may close this database, which its own thread cannot)."""
+        self._submit(fn).add_done_callback(self._report_failure)
+
+    def _report_failure(self, done: Future[object]) -> None:
+        error = None if done.cancelled() else done.exception()
+        if error is None:
+            return
+
+        def report() -> None:
+            failure = self._translate(error, report=True)
+            log.error("a queued transaction on %s failed: %s", self.path.name, failure)
+
+        threading.Thread(target=report, name=f"sqlite-report-{self.path.name}").start()
+
     def kept(
         self, conn: sqlite3.Connection, key: Hashable, compute: Callable[[sqlite3.Connection], T]
     ) -> T:
