@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lithos.domain.links import LinkResolver, closest_name
+from lithos.domain.links import LinkResolver, closest_name, parse_links
 from lithos.domain.notes import title_file_stem
 
 A = "00000000-0000-4000-8000-00000000000a"
@@ -82,3 +82,9 @@ def test_keys_shared_by_several_notes_resolve_again_once_one_of_them_is_gone():
     links.remove(B)
     assert links.resolve("same").status == "broken"
     assert links.resolve(A).status == "broken"  # ids are forgotten too
+
+
+def test_links_in_code_are_ignored_and_cutting_code_out_can_join_brackets():
+    assert parse_links("see [[A]] and `[[B]]`\n```\n[[C]]\n```\n[[a|x]] [[D#h]]") == ("A", "a", "D")
+    assert parse_links("[`code`[Joined]]") == ("Joined",)  # the span is cut out first
+    assert parse_links("no links [here] or [`there`]") == ()

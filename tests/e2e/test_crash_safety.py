@@ -306,3 +306,57 @@ def test_acknowledged_batch_writes_survive_sigkill(data_dir: Path):
     assert app.fulltext.hashes() == catalog and app.vectors.note_hashes() == catalog
     assert report.problems == []
     app.close()
+
+
+IMPORTER = textwrap.dedent(
+    """
+    import json, sys
+    from pathlib import Path
+    import lithos.services.importer as importer
+    from tests.support import make_app
+
+    importer.BATCH = 10  # many batches: the kill lands between two of them, or inside one
+    app = make_app(Path(sys.argv[1]))
+    source = Path(sys.argv[1]).parent / "vault"
+    report = app.importer.import_folder(
+        source, "imported", lambda done, total: print(done, flush=True)
+    )
+    """
+)
+
+
+def test_notes_an_import_reported_done_survive_sigkill(data_dir: Path):
+    source = data_dir.parent / "vault"
+    for folder in ("a", "b"):
+        (source / folder).mkdir(parents=True)
+    texts = {}
+    for i in range(300):
+        relative = f"{'ab'[i % 2]}/note {i:03}.md"
+        front = f"---\ntitle: Note {i}\ntags: [t{i % 5}]\n---\n" if i % 3 == 0 else ""
+        texts[relative] = f"{front}# Note {i}\n\nword{i} and [[note {i + 1:03}]] #inline{i % 4}\n"
+        (source / relative).write_text(texts[relative])
+    process = spawn(IMPORTER, data_dir)
+    done = 0
+    assert process.stdout is not None
+    for line in process.stdout:
+        done = int(line)
+        if done >= 60:
+            break
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=10)
+
+    knowledge = data_dir / "knowledge" / "imported"
+    reported = sorted(texts)[:done]  # the importer copies in name order
+    for relative in reported:
+        assert (knowledge / relative).read_text() == texts[relative]
+    app = make_app(data_dir)
+    report = app.start(watch=False)
+    catalog = {e.path: e.content_hash for e in app.catalog.entries()}
+    assert {f"imported/{relative}" for relative in reported} <= set(catalog)
+    by_id = {e.id: e.content_hash for e in app.catalog.entries()}
+    assert app.fulltext.hashes() == by_id and app.vectors.note_hashes() == by_id
+    assert report.problems == []
+    assert [p.name for p in knowledge.rglob(".*")] == []  # leftover temporary files cleaned
+    hits = app.fulltext.search("word10")  # a/note 010.md, among the first reported
+    assert [hit.path for hit in hits] == ["imported/a/note 010.md"]
+    app.close()

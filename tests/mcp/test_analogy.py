@@ -60,6 +60,24 @@ def test_frames_come_from_headings_and_labels():
     assert fenced.filled == {"outcome"}
 
 
+def test_slots_are_found_by_word_and_by_phrase_and_the_first_slot_wins():
+    assert slot_of("Post-mortem") == "lessons" and slot_of("next   time") == "lessons"
+    assert slot_of("Trade-offs and results") == "constraints"  # constraints before outcome
+    assert slot_of("Results, then the problem") == "problem"  # slot order, not word order
+    assert slot_of("problematic") is None and slot_of("next") is None
+    assert slot_of("") is None
+
+
+def test_frames_read_the_same_whatever_the_line_breaks():
+    lf = "Intro: words\n  ## Problem ##\nqueue overflowed\n    - **Fix:** bound it\nrest"
+    frame = extract_frame(lf)
+    assert frame.filled == {"problem", "actions"}
+    assert {"queue", "overflowed", "rest"} <= frame.slots["problem"]
+    for separator in ("\r\n", "\r", "\u2028"):
+        assert extract_frame(lf.replace("\n", separator)) == frame
+    assert not extract_frame("just prose: nothing framed\n# Notes\ntext")
+
+
 async def test_a_note_built_like_the_best_match_is_found_with_matched_slots(
     client: Client, app: LithosApp
 ):

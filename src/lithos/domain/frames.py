@@ -105,12 +105,17 @@ _CUES: dict[Slot, tuple[str, ...]] = {
         "post-mortem",
     ),
 }
-# Per slot, in slot order, one pattern finding any of its cues as whole words in a label's
-# words joined by single spaces and padded with one on each side.
-_CUE_PATTERNS: tuple[tuple[Slot, re.Pattern[str]], ...] = tuple(
-    (slot, re.compile("|".join(re.escape(f" {cue.replace('-', ' ')} ") for cue in _CUES[slot])))
-    for slot in SLOTS
-)
+# Cue words and cue phrases (several words) -> index of their slot in SLOTS (the first slot
+# when a cue were listed under two).
+_WORD_CUES: dict[str, int] = {}
+_PHRASE_CUES: list[tuple[str, int]] = []
+for _index, _slot in enumerate(SLOTS):
+    for _cue in _CUES[_slot]:
+        _spaced = _cue.replace("-", " ")
+        if " " in _spaced:
+            _PHRASE_CUES.append((f" {_spaced} ", _index))
+        else:
+            _WORD_CUES.setdefault(_spaced, _index)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 _LABEL = re.compile(
     r"^\s*(?:[-*]\s+)?(?:\*\*|__)?([A-Za-z][A-Za-z \-]{1,30}?)(?:\*\*|__)?\s*:(?:\*\*|__)?\s*(.*)$"
@@ -143,11 +148,12 @@ class Frame:
 
 def slot_of(label: str) -> Slot | None:
     """The slot a heading or label opens, if any (the first cue found, in slot order)."""
-    padded = f" {' '.join(words(label.replace('-', ' ')))} "
-    for slot, cue in _CUE_PATTERNS:
-        if cue.search(padded):
-            return slot
-    return None
+    tokens = words(label.replace("-", " "))
+    best = min((_WORD_CUES[t] for t in tokens if t in _WORD_CUES), default=len(SLOTS))
+    if len(tokens) > 1:
+        padded = f" {' '.join(tokens)} "
+        best = min((i for phrase, i in _PHRASE_CUES if i < best and phrase in padded), default=best)
+    return SLOTS[best] if best < len(SLOTS) else None
 
 
 def extract_frame(body: str) -> Frame:
@@ -157,18 +163,20 @@ def extract_frame(body: str) -> Frame:
     current: Slot | None = None
     in_fence = False
     for line in body.splitlines():
-        if line.lstrip().startswith("```"):
+        stripped = line.lstrip()
+        if stripped.startswith("```"):
             in_fence = not in_fence
             continue
         if in_fence:
             continue
-        heading = _HEADING.match(line)
+        # Cheap tests first: a heading starts with '#', a label holds ':'.
+        heading = _HEADING.match(line) if stripped.startswith("#") else None
         if heading:
             current = slot_of(heading.group(1))
             if current is not None:
                 collected.setdefault(current, [])
             continue
-        label = _LABEL.match(line)
+        label = _LABEL.match(line) if ":" in line else None
         labelled = slot_of(label.group(1)) if label else None
         if label and labelled is not None:
             collected.setdefault(labelled, []).append(label.group(2))

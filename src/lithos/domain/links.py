@@ -18,6 +18,9 @@ _INLINE_CODE = re.compile(r"`[^`\n]*`")
 
 def parse_links(content: str) -> tuple[str, ...]:
     """Distinct link targets in order of first appearance, ignoring code blocks and spans."""
+    if "[[" not in content and "[`" not in content:
+        # No link, even once code is cut out: only a cut inline span can join two '['.
+        return ()
     text = _INLINE_CODE.sub("", _FENCE.sub("", content))
     seen: dict[str, None] = {}
     for match in _WIKI_LINK.finditer(text):

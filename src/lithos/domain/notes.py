@@ -166,13 +166,26 @@ def parse_note(text: str, path: str, fallback_time: str | None = None) -> Note:
     A file written by a person may lack every key: the title then comes from the first
     ``# heading`` or the filename, and the caller assigns an id.
     """
-    meta, body = split_frontmatter(text)
+    return note_from_parts(split_frontmatter(text), path, fallback_time)
+
+
+def note_id_of(meta: dict[str, Any]) -> str:
+    """The id a frontmatter mapping gives its note, as :func:`parse_note` reads it ("" for
+    none)."""
+    return _text(meta.get("id")).lower()
+
+
+def note_from_parts(
+    parts: tuple[dict[str, Any], str], path: str, fallback_time: str | None = None
+) -> Note:
+    """:func:`parse_note` of a text already split by :func:`split_frontmatter`."""
+    meta, body = parts
     stamp = fallback_time or now_iso()
     title = _text(meta.get("title")) or _heading(body) or _stem(path)
     metadata, rejected = parse_metadata(meta)
     extra = {k: v for k, v in meta.items() if k not in KNOWN_KEYS or k in rejected}
     return Note(
-        id=_text(meta.get("id")).lower(),
+        id=note_id_of(meta),
         title=title,
         content=body.lstrip("\n"),
         path=path,

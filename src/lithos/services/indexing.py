@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from lithos.domain.chunks import CHUNKER_VERSION, chunk_text
 from lithos.domain.frontmatter import FrontmatterError
@@ -26,6 +26,7 @@ from lithos.domain.notes import (
     Note,
     content_hash,
     is_valid_id,
+    note_from_parts,
     parse_note,
     split_frontmatter,
 )
@@ -94,6 +95,15 @@ class IndexedFile:
     note: Note
     file_hash: str
     info: FileInfo
+
+
+@dataclass(frozen=True)
+class WrittenText:
+    """A file's text exactly as its writer has just written it, with its frontmatter already
+    split (:func:`split_frontmatter`), so that indexing it neither reads nor parses it again."""
+
+    text: str
+    parts: tuple[dict[str, Any], str]
 
 
 @dataclass(frozen=True)
@@ -405,18 +415,24 @@ class Indexer:
         self.sync_paths([path])
 
     def sync_paths(
-        self, paths: Sequence[str], background_commit: bool = False
+        self,
+        paths: Sequence[str],
+        background_commit: bool = False,
+        written: Mapping[str, WrittenText] | None = None,
     ) -> dict[str, IndexedFile]:
         """Bring the indexes in step with these files (indexed if present, forgotten if gone),
         with one identity transaction, one catalog transaction and one full-text commit for
         all of them; returns what was (re)indexed by path. Searchable when this returns:
         with ``background_commit`` and a committer running (:meth:`commit_in_background`)
         through the full-text overlay, the commit left to the committer (a kill before it
-        leaves the full-text index behind the catalog, which start-up sees and repairs)."""
+        leaves the full-text index behind the catalog, which start-up sees and repairs).
+        ``written`` gives, by path, the text the caller has just written to a file and still
+        holds the file for (no one else can have changed it): it is not read again."""
         indexed: dict[str, IndexedFile] = {}
         tickets = [0]
+        given = written or {}
         with self.lock:
-            changed: list[tuple[FileInfo, str]] = []
+            changed: list[tuple[FileInfo, str, tuple[dict[str, Any], str] | None]] = []
             unique = list(dict.fromkeys(paths))
             known = self.catalog.by_paths(unique)
             for path in unique:
@@ -424,9 +440,10 @@ class Indexer:
                 if info is None:
                     tickets.append(self._stage_forget_path(path))
                     continue
-                text = self._changed(info, known.get(path))
+                held = given.get(path)
+                text = self._changed(info, known.get(path), held.text if held else None)
                 if text is not None:
-                    changed.append((info, text))
+                    changed.append((info, text, held.parts if held else None))
             items = self._load_many(changed)
             if items:
                 tickets.append(self.stage(items))
@@ -439,10 +456,12 @@ class Indexer:
         self._settle(p for p in paths if p in self._deferred)
         return indexed
 
-    def _changed(self, info: FileInfo, current: CatalogEntry | None) -> str | None:
-        """The file's text when it differs from ``current``, what the catalog holds (or its
-        update is deferred)."""
-        text = self._read(info)
+    def _changed(
+        self, info: FileInfo, current: CatalogEntry | None, held: str | None = None
+    ) -> str | None:
+        """The file's text (``held`` if given, else read) when it differs from ``current``,
+        what the catalog holds (or its update is deferred)."""
+        text = self._read(info) if held is None or info.size > self._max_file_bytes else held
         if text is None:
             return None
         unchanged = current is not None and current.content_hash == content_hash(text)
@@ -717,19 +736,27 @@ class Indexer:
     def _load(
         self, path: str, text: str, info: FileInfo, report: ReconcileReport | None = None
     ) -> IndexedFile | None:
-        loaded = self._load_many([(info, text)], report)
+        loaded = self._load_many([(info, text, None)], report)
         return loaded[0] if loaded else None
 
     def _load_many(
-        self, files: Sequence[tuple[FileInfo, str]], report: ReconcileReport | None = None
+        self,
+        files: Sequence[tuple[FileInfo, str, tuple[dict[str, Any], str] | None]],
+        report: ReconcileReport | None = None,
     ) -> list[IndexedFile]:
-        """Parse files read from disk into notes ready to index. Files without an id get
-        theirs from the identity map (one transaction for all); broken frontmatter and ids
-        another file already holds are recorded as problems and left out."""
+        """Parse files read from disk (their frontmatter split already where given) into
+        notes ready to index. Files without an id get theirs from the identity map (one
+        transaction for all); broken frontmatter and ids another file already holds are
+        recorded as problems and left out."""
         parsed: list[tuple[FileInfo, str, Note]] = []
-        for info, text in files:
+        for info, text, parts in files:
             try:
-                note = parse_note(text, info.path, fallback_time=_mtime_iso(info))
+                fallback = _mtime_iso(info)
+                note = (
+                    note_from_parts(parts, info.path, fallback)
+                    if parts is not None
+                    else parse_note(text, info.path, fallback_time=fallback)
+                )
             except FrontmatterError as exc:
                 log.warning("skipping %s: %s", info.path, exc)
                 self.catalog.record_problem(info.path, "frontmatter", str(exc), info.mtime_ns)
@@ -821,7 +848,8 @@ class Indexer:
 def _tagged(item: IndexedFile) -> IndexedFile:
     """The item as the indexes hold it: tagged with its inline ``#tags`` too, as Obsidian is."""
     note = item.note
-    return replace(item, note=note.with_changes(tags=note_tags(note.tags, note.content)))
+    tags = note_tags(note.tags, note.content)
+    return item if tags == note.tags else replace(item, note=note.with_changes(tags=tags))
 
 
 def _fulltext_doc(item: IndexedFile) -> FullTextDoc:

@@ -293,10 +293,10 @@ class VectorStore:
             rows,
         )
         conn.executemany(
-            "INSERT OR IGNORE INTO temp.queue(chunk_hash, text, priority) VALUES (?, ?, ?)",
+            "INSERT OR IGNORE INTO temp.queue(chunk_hash, priority) VALUES (?, ?)",
             [
-                (h, text, NEW_TEXT if h not in found else MIGRATION)
-                for _, _, h, text in rows
+                (h, NEW_TEXT if h not in found else MIGRATION)
+                for _, _, h, _ in rows
                 if h not in found or found[h][0] != self.space.id
             ],
         )
@@ -346,14 +346,17 @@ class VectorStore:
         """Up to ``limit`` distinct ``(chunk_hash, text)`` that some note uses and that have no
         vector in the active space yet: first the text no searched space has (in the order it
         was first needed), then, with ``migrate``, the text only a retiring space has."""
-        where = "" if migrate else f" WHERE priority = {NEW_TEXT}"
+        where = "" if migrate else f" WHERE q.priority = {NEW_TEXT}"
         rows = self._db.call(
             lambda conn: conn.execute(
-                f"SELECT chunk_hash, text FROM temp.queue{where} ORDER BY priority, rowid LIMIT ?",
+                "SELECT q.chunk_hash, (SELECT c.text FROM chunks c"
+                "  WHERE c.chunk_hash = q.chunk_hash LIMIT 1) AS text"
+                f" FROM temp.queue q{where} ORDER BY q.priority, q.rowid LIMIT ?",
                 (limit,),
             ).fetchall()
         )
-        return [(row["chunk_hash"], row["text"]) for row in rows]
+        # A queued hash is always some chunk's (the queue drops it with its last chunk).
+        return [(row["chunk_hash"], row["text"]) for row in rows if row["text"] is not None]
 
     def store_embeddings(self, items: Sequence[tuple[str, np.ndarray]]) -> None:
         """Store one vector in the active space per chunk hash (replacing any held one) and
@@ -709,10 +712,12 @@ class VectorStore:
             self._retiring = retiring
         # The queue of chunks to embed is derived state, rebuilt per connection: a TEMP table
         # costs no disk writes and always matches this store's active space. Filled by
-        # _fill_queue, the next transaction on the database thread.
+        # _fill_queue, the next transaction on the database thread. It holds hashes only (the
+        # text is read from the chunks when embedded), so that keeping it in memory
+        # (temp_store=MEMORY) costs ~100 bytes a queued chunk.
         conn.execute(
             "CREATE TEMP TABLE IF NOT EXISTS queue ("
-            " chunk_hash TEXT NOT NULL UNIQUE, text TEXT NOT NULL, priority INTEGER NOT NULL)"
+            " chunk_hash TEXT NOT NULL UNIQUE, priority INTEGER NOT NULL)"
         )
         conn.execute("CREATE INDEX IF NOT EXISTS temp.queue_order ON queue(priority)")
 
@@ -723,8 +728,8 @@ class VectorStore:
         retiring = [space.id for space in self._retiring]
         marks = ", ".join("?" * len(retiring))
         conn.execute(
-            "INSERT OR IGNORE INTO temp.queue(chunk_hash, text, priority)"
-            f" SELECT c.chunk_hash, c.text, CASE WHEN EXISTS ("
+            "INSERT OR IGNORE INTO temp.queue(chunk_hash, priority)"
+            f" SELECT c.chunk_hash, CASE WHEN EXISTS ("
             f"  SELECT 1 FROM embeddings r WHERE r.space_id IN ({marks})"
             f"  AND r.chunk_hash = c.chunk_hash) THEN {MIGRATION} ELSE {NEW_TEXT} END"
             " FROM chunks c WHERE NOT EXISTS ("
