@@ -127,3 +127,44 @@ def test_a_failed_background_commit_defers_the_notes_for_repair(data_dir: Path, 
         assert app.indexer.deferred() == {}
     finally:
         app.close()
+
+
+def test_a_commit_settled_by_two_threads_at_once_ends_its_write_once(
+    data_dir: Path, monkeypatch
+) -> None:
+    """The committer and a writer both look at the awaiting writes, outside the lock, and
+    both see one a commit covered: the first takes it off and ends its mark, the second leaves
+    it (it raised "list.remove(x): x not in list" into a write, which failed after its file
+    was written)."""
+    app = make_app(data_dir, **{"index.commit_interval_ms": 60_000})
+    app.start(watch=False, embed=False)
+    try:
+        note = write(app, title="Heron", content="grey heron")
+        monkeypatch.setattr(app.fulltext, "on_commit", None)  # settled by the two below
+        app.fulltext.commit_pending()  # committed; the write still awaits its settling
+        assert app.indexer.awaiting_commit() == 1
+        looked, release = threading.Event(), threading.Event()
+        real = app.fulltext.ticket_state
+        errors: list[BaseException | None] = []
+
+        def ticket_state(ticket: int) -> str:
+            state = real(ticket)
+            if threading.current_thread() is slow:
+                looked.set()
+                assert release.wait(10)
+            return state
+
+        monkeypatch.setattr(app.fulltext, "ticket_state", ticket_state)
+        monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
+        slow = threading.Thread(target=app.indexer._settle_commits)
+        slow.start()
+        assert looked.wait(10)  # it saw the write as committed and waits
+        app.indexer._settle_commits()  # this thread settles it first
+        release.set()
+        slow.join(10)
+        assert errors == [] and app.indexer.awaiting_commit() == 0
+        write(app, title="Wren", content="a wren")  # the next write forgets the settled mark
+        assert note["path"] not in marks(data_dir)
+    finally:
+        release.set()
+        app.close()

@@ -288,6 +288,9 @@ class Indexer:
         if not settled:
             return
         with self._deferred_lock:
+            # The committer and a writer may settle the same commit at once: whoever takes
+            # an item off the list ends its mark, the other leaves it.
+            settled = [(item, state) for item, state in settled if item in self._awaiting]
             for item, _ in settled:
                 self._awaiting.remove(item)
         for (_, paths, marked), state in settled:
