@@ -8,6 +8,8 @@ from typing import Any
 
 from fastmcp import Client
 
+from lithos.app import LithosApp
+from lithos.mcp.server import create_server
 from tests.support import call
 
 
@@ -69,3 +71,15 @@ async def test_an_unknown_tool_answers_with_the_error_envelope(client: Client):
     reply = await call(client, "lithos_no_such_tool", x=1)
     assert reply["status"] == "error" and reply["code"] == "unknown_tool"
     assert "lithos_no_such_tool" in reply["message"]
+
+
+async def test_the_header_check_sees_each_tools_input_schema_as_tools_list_shows_it(
+    app: LithosApp,
+):
+    server = create_server(app)
+    lookup = server._mcp_server.get_tool_input_schema
+    assert lookup is not None
+    async with Client(server) as client:
+        listed = {tool.name: tool.input_schema for tool in await client.list_tools()}
+        assert {name: lookup(name) for name in listed} == listed
+        assert lookup("lithos_no_such_tool") is None
