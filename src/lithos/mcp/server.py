@@ -178,6 +178,10 @@ async def run(server: FastMCP, settings: ServerConfig) -> None:
     else:
         asgi = http_app(server, settings, transport="sse")
         endpoints = f"SSE at {base}/sse"
-    config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on")
+    # No access log: at log level warning uvicorn would still format each request's line
+    # before the logger dropped it.
+    config = uvicorn.Config(
+        asgi, host=host, port=port, log_level="warning", lifespan="on", access_log=False
+    )
     log.info("Lithos %s serving MCP: %s, health at %s/health", __version__, endpoints, base)
     await uvicorn.Server(config).serve()

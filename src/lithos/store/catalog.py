@@ -358,7 +358,7 @@ class Catalog:
         rows = self.db.call(
             lambda c: c.execute("SELECT id, path, title, aliases FROM notes").fetchall()
         )
-        return [(r[0], r[1], r[2], tuple(json.loads(r[3]))) for r in rows]
+        return [(r[0], r[1], r[2], _strings(r[3])) for r in rows]
 
     def tagged(self, tags: Sequence[str], limit: int) -> list[tuple[str, str, tuple[str, ...]]]:
         """``(id, updated_at, matched tags)`` of notes carrying any of ``tags`` (compared
@@ -675,9 +675,14 @@ def _filters(query: SearchFilter) -> tuple[str, list[object]]:
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
+def _strings(stored: str) -> tuple[str, ...]:
+    """A column stored as a JSON list of strings (most notes' tags and aliases: none)."""
+    return () if stored == "[]" else tuple(json.loads(stored))
+
+
 def _summary(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> NoteSummary:
     id_, title, path, updated_at, tags, author, note_type, namespace, scope, status = row
-    tags = tuple(json.loads(tags))  # stored as a JSON list
+    tags = _strings(tags)
     return NoteSummary(
         id_, title, path, updated_at, tags, author, note_type, namespace, scope, status
     )
@@ -691,8 +696,8 @@ def _entry(row: sqlite3.Row) -> CatalogEntry:
         author=row["author"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
-        tags=tuple(json.loads(row["tags"])),
-        aliases=tuple(json.loads(row["aliases"])),
+        tags=_strings(row["tags"]),
+        aliases=_strings(row["aliases"]),
         content_hash=row["content_hash"],
         mtime_ns=row["mtime_ns"],
         size=row["size"],

@@ -82,11 +82,8 @@ def _occurrences(lowered: str, weights: Mapping[str, float]) -> list[tuple[int, 
     for term, weight in weights.items():
         seen = 0
         for word in _starting_with(term[:-1] if len(term) > 2 else term).finditer(lowered):
-            at = word.start()
-            if at and lowered[at - 1].isalnum():  # inside a word
-                continue
             if _stem(word.group()) == term:
-                found.append((at, weight))
+                found.append((word.start(), weight))
                 seen += 1
                 if seen == _OCCURRENCES_PER_TERM:
                     break
@@ -95,9 +92,11 @@ def _occurrences(lowered: str, weights: Mapping[str, float]) -> list[tuple[int, 
 
 @lru_cache(maxsize=1 << 12)
 def _starting_with(prefix: str) -> re.Pattern[str]:
-    """Runs of letters and digits from each place ``prefix`` occurs (a literal start lets the
-    regex engine skip ahead to the next occurrence)."""
-    return re.compile(re.escape(prefix) + r"[^\W_]*")
+    """Words (runs of letters and digits) starting with ``prefix``. The literal comes first so
+    the regex engine skips ahead to each occurrence; the lookbehind after it then drops an
+    occurrence inside a word (a letter or digit before it), in C rather than in Python."""
+    literal = re.escape(prefix)
+    return re.compile(literal + r"(?<![^\W_]" + literal + r")[^\W_]*")
 
 
 @lru_cache(maxsize=1 << 16)
