@@ -148,7 +148,8 @@ def run_wrk(
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as handle:
         handle.write("\n".join(lines) + "\n")
         bodies = handle.name
-    command = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "60s"]
+    # wrk takes whole seconds ("3.0s" is refused).
+    command = ["wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--timeout", "60s"]
     command += ["-s", str(LUA), server.url, "--", session.id, bodies, session.version]
     cpu_before, started = server.cpu_seconds(), time.perf_counter()
     try:
