@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lithos.app import LithosApp
-from lithos.domain.notes import new_id
+from lithos.domain.notes import content_hash, new_id
 from lithos.errors import InvalidInput
 from tests.support import make_app
 
@@ -57,6 +57,20 @@ def test_imported_files_keep_their_bytes_and_are_searchable_at_once(app: LithosA
     plain_id = app.identities.lookup("vault/sub/plain.md")  # a file without one gets one
     assert plain_id is not None and app.catalog.by_path("vault/sub/plain.md").id == plain_id  # type: ignore[union-attr]
     assert app.vectors.counts().pending_chunks > 0  # embedding is left to the server
+
+
+def test_a_copy_is_indexed_as_a_later_check_reads_it(app: LithosApp, source: Path):
+    # The importer indexes the text it holds instead of reading the copy back: it must read
+    # it as the indexer does (universal newlines), or every later check finds the copy
+    # changed and indexes it again.
+    (source / "crlf.md").write_bytes(b"# Windows\r\n\r\nquokka line\r\nold mac\rline\r\n")
+    assert app.importer.import_folder(source).imported == 1
+    assert (app.files.root / "crlf.md").read_bytes().count(b"\r\n") == 4  # bytes kept
+    entry = app.catalog.by_path("crlf.md")
+    assert entry is not None
+    assert entry.content_hash == content_hash(app.files.read_text("crlf.md"))
+    report = app.reconcile()  # reads and hashes every file
+    assert (report.unchanged, report.catalog_fixed, report.fulltext_fixed) == (1, 0, 0)
 
 
 def test_an_existing_note_is_never_overwritten(app: LithosApp, source: Path):

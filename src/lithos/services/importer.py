@@ -27,7 +27,7 @@ from lithos.domain.frontmatter import FrontmatterError
 from lithos.domain.notes import is_valid_id, note_id_of, split_frontmatter
 from lithos.errors import InvalidInput, InvalidPath
 from lithos.services.indexing import Indexer, WrittenText
-from lithos.store.markdown import KnowledgeFiles, NewFile
+from lithos.store.markdown import KnowledgeFiles, NewFile, note_text
 
 BATCH = 1000  # files per durable write and full-text commit
 Progress = Callable[[int, int], None]
@@ -152,7 +152,7 @@ class Importer:
                 report.skip(relative, "too_large", message)
                 return None
             data = file.read_bytes()
-            text = data.decode("utf-8")
+            text = note_text(data)  # as the indexer would read the copy
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) else str(exc)
             report.skip(relative, "unreadable", str(reason))

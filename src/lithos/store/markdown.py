@@ -28,6 +28,13 @@ TEMP_PREFIX = ".lithos-tmp-"
 SYNC_THREADS = 16
 
 
+def note_text(data: bytes) -> str:
+    """A note file's bytes as the indexes read it: UTF-8 with universal newlines (``\\r\\n``
+    and ``\\r`` read as ``\\n``, as :meth:`Path.read_text` does), so a text its writer holds
+    and the same file read back hash alike. Raises ``UnicodeDecodeError``."""
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
 @dataclass(frozen=True)
 class NewFile:
     """A file for :meth:`KnowledgeFiles.create_many`: ``stem.md`` in the checked folder
@@ -107,7 +114,7 @@ class KnowledgeFiles:
         return self.root / relative
 
     def read_text(self, relative: str) -> str:
-        return (self.root / relative).read_text(encoding="utf-8")
+        return note_text((self.root / relative).read_bytes())
 
     def exists(self, relative: str) -> bool:
         return (self.root / relative).is_file()
