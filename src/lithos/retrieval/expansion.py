@@ -15,6 +15,7 @@ from lithos.domain.edges import Provenance
 from lithos.domain.retrieval import ScoutHit
 from lithos.retrieval.context import ScoutContext
 from lithos.services.edges import EdgeService
+from lithos.services.edges import Neighbour as EdgeNeighbour
 from lithos.services.graph import LinkGraph
 from lithos.store.catalog import Catalog
 from lithos.store.stats import StatsStore
@@ -39,10 +40,12 @@ class Neighbour:
 
 
 class NeighbourProvider(Protocol):
-    """Where the graph scout finds a note's neighbours: wiki-links today, typed weighted
-    edges as soon as a provider for them exists (several providers can be combined)."""
+    """Where the graph scout finds the seeds' neighbours: wiki-links and typed weighted
+    edges (several providers can be combined)."""
 
-    def neighbours(self, note_id: str) -> list[Neighbour]: ...
+    def neighbours(self, note_ids: Sequence[str]) -> dict[str, list[Neighbour]]:
+        """Each of ``note_ids``' neighbours, all of them read at once."""
+        ...
 
 
 class WikiLinkNeighbours:
@@ -51,17 +54,21 @@ class WikiLinkNeighbours:
     def __init__(self, graph: LinkGraph, weight: float = 0.5) -> None:
         self.graph, self.weight = graph, weight
 
-    def neighbours(self, note_id: str) -> list[Neighbour]:
-        return [
-            Neighbour(other, "linked from" if way == "outgoing" else "links to", self.weight)
-            for other, way in self.graph.neighbours(note_id)
-        ]
+    def neighbours(self, note_ids: Sequence[str]) -> dict[str, list[Neighbour]]:
+        return {
+            note_id: [
+                Neighbour(other, "linked from" if way == "outgoing" else "links to", self.weight)
+                for other, way in self.graph.neighbours(note_id)
+            ]
+            for note_id in note_ids
+        }
 
 
 class TypedEdgeNeighbours:
     """Neighbours by typed, weighted edges (``.lithos/edges.db``), weighted as of now and
     scaled by ``provenance_weights`` (who made the edge: an edge of a provenance weighted 0
-    is not followed; a provenance not named counts fully)."""
+    is not followed; a provenance not named counts fully). Each seed gets its own ``limit``
+    strongest neighbours; one query reads them for every seed."""
 
     def __init__(
         self,
@@ -72,15 +79,19 @@ class TypedEdgeNeighbours:
         self.edges, self.limit = edges, limit
         self.provenance_weights = dict(provenance_weights or {})
 
-    def neighbours(self, note_id: str) -> list[Neighbour]:
-        found = []
-        for n in self.edges.neighbours([note_id], limit=self.limit):
+    def neighbours(self, note_ids: Sequence[str]) -> dict[str, list[Neighbour]]:
+        each = self.edges.neighbours_each(note_ids, limit=self.limit)
+        return {note_id: self._scaled(note_id, found) for note_id, found in each.items()}
+
+    def _scaled(self, note_id: str, found: Sequence[EdgeNeighbour]) -> list[Neighbour]:
+        scaled = []
+        for n in found:
             weight = n.weight * self.provenance_weights.get(n.edge.provenance, 1.0)
             if weight <= 0:
                 continue
             way = "from" if n.edge.from_id == note_id else "to"
-            found.append(Neighbour(n.note_id, f"{n.edge.type} edge {way}", weight))
-        return found
+            scaled.append(Neighbour(n.note_id, f"{n.edge.type} edge {way}", weight))
+        return scaled
 
 
 class ExpansionScout(Protocol):
@@ -107,10 +118,11 @@ class GraphScout:
 
     def expand(self, ctx: ScoutContext, seeds: Sequence[Seed]) -> list[ScoutHit]:
         seed_ids = {s.note_id for s in seeds}
+        found = [provider.neighbours([s.note_id for s in seeds]) for provider in self.providers]
         hits = []
         for seed in seeds:
-            for provider in self.providers:
-                for n in provider.neighbours(seed.note_id):
+            for neighbours in found:
+                for n in neighbours.get(seed.note_id, ()):
                     if n.note_id in seed_ids or not ctx.eligibility.allows(n.note_id):
                         continue
                     reason = f"graph: {n.relation} '{seed.title}'"

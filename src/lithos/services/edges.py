@@ -122,18 +122,29 @@ class EdgeService:
         ``catalog.hidden_ids(scope)``). ``contradicts`` edges count only when asked for by
         ``types``: a contradiction is no reason to retrieve a note alongside another."""
         seeds = set(note_ids)
+        edges = self.store.touching(list(seeds), self.clock(), namespaces, _wanted(types))
+        return _nearest(edges, seeds, set(hidden), limit, exclude_seeds)
+
+    def neighbours_each(
+        self,
+        note_ids: Sequence[str],
+        namespaces: Sequence[str] | None = None,
+        types: Sequence[str] | None = None,
+        limit: int = 50,
+        hidden: Collection[str] = (),
+    ) -> dict[str, list[Neighbour]]:
+        """For each of ``note_ids`` what ``neighbours([note_id], ...)`` returns (its own
+        ``limit``, order and exclusions: another seed may be a seed's neighbour), read with
+        one query for all of them."""
+        seeds = list(dict.fromkeys(note_ids))
+        edges = self.store.touching(seeds, self.clock(), namespaces, _wanted(types))
+        touching: dict[str, list[Edge]] = {seed: [] for seed in seeds}
+        for edge in edges:  # strongest first: each seed's share keeps that order
+            touching.get(edge.from_id, []).append(edge)
+            if edge.to_id != edge.from_id:
+                touching.get(edge.to_id, []).append(edge)
         unseen = set(hidden)
-        wanted = types if types is not None else [t for t in EDGE_TYPES if t != "contradicts"]
-        edges = self.store.touching(list(seeds), self.clock(), namespaces, wanted)
-        found: dict[str, Neighbour] = {}
-        for edge in edges:
-            for seed, other in ((edge.from_id, edge.to_id), (edge.to_id, edge.from_id)):
-                if seed not in seeds or other in found or other in unseen:
-                    continue
-                if exclude_seeds and other in seeds:
-                    continue
-                found[other] = Neighbour(other, seed, edge.weight, edge)
-        return sorted(found.values(), key=lambda n: (-n.weight, n.note_id))[:limit]
+        return {seed: _nearest(touching[seed], {seed}, unseen, limit) for seed in seeds}
 
     def coherence(
         self,
@@ -257,3 +268,27 @@ class EdgeService:
 def _learned(receipt_id: str) -> str:
     """The reinforcement-ledger key that says a receipt's feedback was learned from."""
     return f"feedback:{receipt_id}"
+
+
+def _wanted(types: Sequence[str] | None) -> Sequence[str]:
+    return types if types is not None else [t for t in EDGE_TYPES if t != "contradicts"]
+
+
+def _nearest(
+    edges: Sequence[Edge],
+    seeds: Collection[str],
+    unseen: Collection[str],
+    limit: int,
+    exclude_seeds: bool = True,
+) -> list[Neighbour]:
+    """The notes ``edges`` (strongest first) join to ``seeds``, each once by its strongest
+    edge, none of ``unseen``, strongest first, at most ``limit``."""
+    found: dict[str, Neighbour] = {}
+    for edge in edges:
+        for seed, other in ((edge.from_id, edge.to_id), (edge.to_id, edge.from_id)):
+            if seed not in seeds or other in found or other in unseen:
+                continue
+            if exclude_seeds and other in seeds:
+                continue
+            found[other] = Neighbour(other, seed, edge.weight, edge)
+    return sorted(found.values(), key=lambda n: (-n.weight, n.note_id))[:limit]
