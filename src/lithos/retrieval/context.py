@@ -13,6 +13,7 @@ import numpy as np
 from lithos.domain.embedding import QueryVectors
 from lithos.domain.filters import SearchFilter
 from lithos.domain.retrieval import QueryClass, RetrievalQuery, classify_query, words
+from lithos.store.fulltext import TextRanking
 
 # Words that carry no evidence on their own; a lexical reason never cites them.
 STOPWORDS = frozenset(
@@ -63,6 +64,8 @@ class ScoutContext:
     embed: Callable[[str], QueryVectors]
     query_class: QueryClass = field(init=False)
     terms: list[str] = field(init=False)
+    # The lexical scout's BM25 ranking: its describe() reads the shown notes from it.
+    text_ranking: TextRanking | None = field(default=None, init=False)
     _vectors: QueryVectors | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -27,7 +27,7 @@ from lithos.errors import InvalidInput
 from lithos.retrieval.context import STOPWORDS, ScoutContext
 from lithos.services.graph import LinkGraph
 from lithos.store.catalog import Catalog, ListQuery
-from lithos.store.fulltext import FullTextHit, FullTextIndex
+from lithos.store.fulltext import FullTextHit, FullTextIndex, id_key
 from lithos.store.stats import StatsStore
 from lithos.store.vectors import VectorStore
 
@@ -136,12 +136,13 @@ class VectorScout:
         cal = self.cal
         # The best chunk of each of the closest notes; texts only for the few that can lead
         # the answer (the others' snippets come from the lexical scout or the note's lead).
+        # Exact similarities for as many notes as can be shown; the tail keeps its compact
+        # (int8) one, within ~0.002, as hybrid search's does.
         query = ctx.query_vectors()
-        ranked = [
-            h
-            for h in self.vectors.rank_notes(query, ctx.depth, note_filter, cal.floor)
-            if h.similarity > cal.floor
-        ]
+        found_notes = self.vectors.rank_notes(
+            query, ctx.depth, note_filter, cal.floor, exact=ctx.query.limit
+        )
+        ranked = [h for h in found_notes if h.similarity > cal.floor]
         texts = {h.note_id: h.text for h in self.vectors.texts(ranked[: ctx.query.limit])}
         # How close the whole note is (its mean chunk vector) adds to its best chunk.
         found = self.vectors.note_similarities(query, [h.note_id for h in ranked])
@@ -176,11 +177,22 @@ class LexicalScout:
 
     def find(self, ctx: ScoutContext) -> list[ScoutHit]:
         """The best ``ctx.depth`` notes by BM25. Snippets are not made here: most candidates
-        are never shown, so :meth:`describe` highlights the few that are."""
+        are never shown, so :meth:`describe` highlights the few that are, read from the
+        ranking kept in ``ctx``."""
         if not ctx.terms:
             return []
         self.ready()
-        found = self._search(ctx, ctx.depth, snippets=False)
+        # Every filter is applied inside the index: the allowed ids when a filter narrows the
+        # knowledge base, else the (few) ids the caller's scope hides.
+        eligible = ctx.eligibility
+        ctx.text_ranking = self.fulltext.rank(
+            ctx.query.query,
+            limit=ctx.depth,
+            syntax=False,
+            only_ids=eligible.allowed,
+            exclude_ids=eligible.hidden if eligible.allowed is None else (),
+        )
+        found = self.fulltext.hits(ctx.text_ranking, snippets=False)
         raw = [hit.score for hit in found]
         absolute = [calibrate_bm25(r, self.saturation) for r in raw]
         return [
@@ -192,35 +204,19 @@ class LexicalScout:
         """Give each shown note this scout found its highlighted snippet (unless another scout
         gave it one) and a reason that names the query words matched in its text."""
         mine = {c.note_id: c for c in shown if self.name in c.evidence}
-        if not mine:
+        if not mine or ctx.text_ranking is None:
             return
-        for hit in self._search(ctx, len(mine), only_ids=mine):
+        # Read from find()'s ranking: no second search, the same BM25 scores.
+        keys = {id_key(note_id) for note_id in mine}
+        for hit in self.fulltext.hits(ctx.text_ranking, keys):
+            if hit.id not in mine:  # another id with the same 64-bit key
+                continue
             c = mine[hit.id]
             brief = self._reason(ctx, hit, highlighted=False)
             full = self._reason(ctx, hit, highlighted=True)
             c.reasons = [full if r == brief else r for r in c.reasons]
             if c.snippet is None and hit.snippet:
                 c.snippet = hit.snippet
-
-    def _search(
-        self,
-        ctx: ScoutContext,
-        limit: int,
-        snippets: bool = True,
-        only_ids: Collection[str] | None = None,
-    ) -> list[FullTextHit]:
-        # Every filter is applied inside the index: the allowed ids when a filter narrows the
-        # knowledge base, else the (few) ids the caller's scope hides. Filters never change a
-        # score, so describe() finds each shown note (all allowed) with the BM25 find() gave it.
-        eligible = ctx.eligibility
-        return self.fulltext.search(
-            ctx.query.query,
-            limit=limit,
-            syntax=False,
-            only_ids=eligible.allowed if only_ids is None else only_ids,
-            exclude_ids=eligible.hidden if eligible.allowed is None else (),
-            snippets=snippets,
-        )
 
     def _reason(self, ctx: ScoutContext, hit: FullTextHit, highlighted: bool) -> str:
         title_words = set(words(hit.title))
