@@ -77,7 +77,7 @@ def prepare_vectors(
             cache.save(data_dir, store)
         seconds = time.perf_counter() - started
         left = app.vectors.counts().pending_chunks
-        searches = in_process_searches(app, calls)
+        searches = in_process_searches(app, calls, 0.0 if synthetic else None)
     finally:
         app.close()
     cache.save(data_dir, store)
@@ -111,20 +111,27 @@ def fill_synthetic(app: LithosApp, batch: int = 2048) -> None:
         app.vectors.store_embeddings(items)
 
 
-def in_process_searches(app: LithosApp, calls: int) -> dict[str, dict[str, float]]:
+def in_process_searches(
+    app: LithosApp, calls: int, threshold: float | None = None
+) -> dict[str, dict[str, float]]:
     """p50/p95/p99 ms of each search mode and of lithos_retrieve's pipeline called on the
     services themselves (no MCP, no client), all on one event loop as the server runs them;
-    each retrieve writes its receipt as the tool's would."""
+    each retrieve writes its receipt as the tool's would. ``threshold`` is passed to semantic
+    and hybrid search (0.0 with synthetic vectors, whose similarities sit near 0: the default
+    threshold would leave semantic search nothing to read). Each mode also reports the mean
+    number of results (``results``), so modes are compared at equal work."""
 
     async def timed(mode: Mode) -> dict[str, float]:
-        await app.search.search("warm up", mode=mode)
-        samples = []
+        cutoff = None if mode == "fulltext" else threshold
+        await app.search.search("warm up", mode=mode, threshold=cutoff)
+        samples, found = [], 0
         for i in range(max(calls, 20)):
             query = workload.QUERIES[i % len(workload.QUERIES)]
             started = time.perf_counter()
-            await app.search.search(query, mode=mode)
+            result = await app.search.search(query, mode=mode, threshold=cutoff)
             samples.append(1000 * (time.perf_counter() - started))
-        return workload.percentiles(samples)
+            found += len(result["results"])
+        return {**workload.percentiles(samples), "results": round(found / len(samples), 1)}
 
     async def retrieve() -> dict[str, float]:
         await app.retrieval.retrieve(RetrievalQuery("warm up"))
@@ -229,7 +236,9 @@ def measure_size(pages: list[corpus.Page], root: Path, args: argparse.Namespace)
         ids = asyncio.run(note_ids(server.url, size))
         result["rss_mb_loaded"] = server.rss_mb()
         log(f"size {size}: tool latencies")
-        result["latency_ms"] = asyncio.run(workload.tool_latencies(server.url, ids, args.calls))
+        threshold = 0.0 if args.synthetic_vectors else None
+        latencies = workload.tool_latencies(server.url, ids, args.calls, threshold)
+        result["latency_ms"] = asyncio.run(latencies)
         result["rss_mb_after_searches"] = server.rss_mb()
         result["concurrency"] = []
         for sessions in args.sessions:

@@ -420,7 +420,8 @@ def perf_section(result: dict[str, Any]) -> list[str]:
         (
             "vectors",
             lambda s: (
-                "**synthetic** (random unit vectors: latency only)"
+                "**synthetic** (random unit vectors: latency only; semantic and hybrid "
+                "searched with threshold 0, so they return notes as with real vectors)"
                 if s["embedding"].get("synthetic_vectors")
                 else "all-MiniLM-L6-v2"
             ),

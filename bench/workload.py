@@ -61,10 +61,15 @@ def percentiles(samples: list[float]) -> dict[str, float]:
     return {"p50": at(0.50), "p95": at(0.95), "p99": at(0.99), "n": len(ordered)}
 
 
-async def tool_latencies(url: str, note_ids: list[str], calls: int) -> dict[str, dict]:
-    """p50/p95/p99 in ms of each tool over ``calls`` calls each, one session, sequential."""
+async def tool_latencies(
+    url: str, note_ids: list[str], calls: int, threshold: float | None = None
+) -> dict[str, dict]:
+    """p50/p95/p99 in ms of each tool over ``calls`` calls each, one session, sequential.
+    ``threshold``, when given, is passed to semantic and hybrid searches (0.0 with synthetic
+    vectors, whose similarities sit near 0, so semantic search returns notes to read)."""
     rng = random.Random(7)
     queries = itertools.cycle(QUERIES)
+    cutoff = {} if threshold is None else {"threshold": threshold}
     async with Client(url) as client:
         task = await call(client, "lithos_task_create", {"title": "bench", "agent": "bench"})
         mine = await call(
@@ -85,10 +90,10 @@ async def tool_latencies(url: str, note_ids: list[str], calls: int) -> dict[str,
                 client, "lithos_search", {"query": next(queries), "mode": "fulltext"}
             ),
             "search_semantic": lambda i: call(
-                client, "lithos_search", {"query": next(queries), "mode": "semantic"}
+                client, "lithos_search", {"query": next(queries), "mode": "semantic", **cutoff}
             ),
             "search_hybrid": lambda i: call(
-                client, "lithos_search", {"query": next(queries), "mode": "hybrid"}
+                client, "lithos_search", {"query": next(queries), "mode": "hybrid", **cutoff}
             ),
             "retrieve": lambda i: call(
                 client, "lithos_retrieve", {"query": next(queries), "agent_id": "bench"}

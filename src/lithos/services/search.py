@@ -241,15 +241,20 @@ class SearchService:
         text_rank = {key: rank for rank, (key, _) in enumerate(text_scores, 1)}
         semantic_rank = {key: rank for rank, key in enumerate(by_key, 1)}
         shown = {key for key, _ in fused}
-        # The shown full-text documents are read on a search thread meanwhile.
-        read_future = None
-        if ranking is not None and shown & text_rank.keys():
-            read_future = self._pool().submit(self.fulltext.hits, ranking, shown & text_rank.keys())
+        found = shown & text_rank.keys() if ranking is not None else set()
         # Notes only the semantic half found: their best chunk is the snippet.
         wanted = [by_key[key] for key in shown if key not in text_rank and key in by_key]
+        # The shown full-text documents are read on a search thread while those chunks are
+        # read; here when there are none (a hop to another thread costs more than it saves).
+        read_future = None
+        if ranking is not None and found and wanted:
+            read_future = self._pool().submit(self.fulltext.hits, ranking, found)
         passages = {hit.note_id: hit.text for hit in self.vectors.texts(wanted)}
         entries = self.catalog.get_many(list(passages))
-        read = read_future.result() if read_future is not None else []
+        if read_future is not None:
+            read = read_future.result()
+        else:
+            read = self.fulltext.hits(ranking, found) if ranking is not None and found else []
         texts = {id_key(hit.id): hit for hit in read}
         results = []
         for key, score in fused:
