@@ -163,10 +163,11 @@ class ProvenanceScout:
 
     def expand(self, ctx: ScoutContext, seeds: Sequence[Seed]) -> list[ScoutHit]:
         ids = [s.note_id for s in seeds]
+        lineage = self.catalog.lineage(ids)
         hits = []
         for phrase, table in (
-            ("source of", self.catalog.derived_from(ids)),
-            ("derived from", self.catalog.derivatives(ids)),
+            ("source of", lineage.sources),
+            ("derived from", lineage.derivatives),
         ):
             for seed in seeds:
                 for note in table.get(seed.note_id, ()):

@@ -167,6 +167,15 @@ class CatalogEntry:
     expires_at: str | None = None
 
 
+@dataclass(frozen=True)
+class Lineage:
+    """Provenance both ways for some notes: ``sources`` the ``derived_from_ids`` of each
+    that has any, ``derivatives`` the notes whose ``derived_from_ids`` name each."""
+
+    sources: dict[str, list[str]]
+    derivatives: dict[str, list[str]]
+
+
 class NoteSummary(NamedTuple):
     """The columns of a note that lithos_list shows (``tags`` decoded)."""
 
@@ -453,16 +462,26 @@ class Catalog:
         """For each given note, the notes whose ``derived_from_ids`` name it."""
         return self._provenance("source_id", "note_id", note_ids)
 
+    def lineage(self, note_ids: Sequence[str]) -> Lineage:
+        """:meth:`derived_from` and :meth:`derivatives` of ``note_ids`` in one round trip."""
+        unique = list(dict.fromkeys(note_ids))
+        if not unique:
+            return Lineage({}, {})
+        sources = _provenance_sql("note_id", "source_id", unique)
+        derivatives = _provenance_sql("source_id", "note_id", unique)
+
+        def read(c: sqlite3.Connection) -> tuple[list[sqlite3.Row], list[sqlite3.Row]]:
+            return c.execute(sources, unique).fetchall(), c.execute(derivatives, unique).fetchall()
+
+        rows = self.db.call(read)
+        return Lineage(_grouped(rows[0]), _grouped(rows[1]))
+
     def _provenance(self, key: str, value: str, note_ids: Sequence[str]) -> dict[str, list[str]]:
         unique = list(dict.fromkeys(note_ids))
         if not unique:
             return {}
-        marks = ",".join("?" * len(unique))
-        sql = f"SELECT {key}, {value} FROM note_derived_from WHERE {key} IN ({marks})"
-        out: dict[str, list[str]] = {}
-        for row in self.db.call(lambda c: c.execute(sql, unique).fetchall()):
-            out.setdefault(row[0], []).append(row[1])
-        return out
+        sql = _provenance_sql(key, value, unique)
+        return _grouped(self.db.call(lambda c: c.execute(sql, unique).fetchall()))
 
     def links(self) -> dict[str, list[str]]:
         """Raw link targets per note id, in document order."""
@@ -709,3 +728,15 @@ def _entry(row: sqlite3.Row) -> CatalogEntry:
         source_url=row["source_url"],
         expires_at=row["expires_at"],
     )
+
+
+def _provenance_sql(key: str, value: str, note_ids: Sequence[str]) -> str:
+    marks = ",".join("?" * len(note_ids))
+    return f"SELECT {key}, {value} FROM note_derived_from WHERE {key} IN ({marks})"
+
+
+def _grouped(rows: Sequence[Sequence[str]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for row in rows:
+        out.setdefault(row[0], []).append(row[1])
+    return out
