@@ -54,6 +54,19 @@ def test_inline_tags_are_found_as_obsidian_finds_them():
     assert inline_tags(BODY) == ("python", "area/sub", "Ünïcode_tag", "last")
 
 
+def test_tags_are_found_where_removing_code_or_escapes_leaves_a_space_before_them():
+    # Code and "\\#" become spaces before tags are matched: a '#' right after them counts.
+    assert inline_tags("see `code`#after") == ("after",)
+    assert inline_tags("escaped \\##real") == ("real",)
+    assert inline_tags("#first word") == ("first",)
+    assert inline_tags("```\n#fenced\n```\n#outside") == ("outside",)
+
+
+def test_a_body_whose_every_hash_sign_is_inside_a_word_has_no_tags():
+    assert inline_tags("page#fragment and x#y, C# and a#1 and [[Note#Part]]") == ()
+    assert inline_tags("```\n$x = 1 #comment\n```") == ()
+
+
 def test_note_tags_are_the_frontmatter_tags_then_new_inline_ones():
     assert note_tags(["#area/sub", "ops"], BODY) == (
         "area/sub",

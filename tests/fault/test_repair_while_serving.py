@@ -62,18 +62,21 @@ async def test_a_failed_index_update_is_recorded_retried_and_not_skipped(
 ):
     assert app.repair is not None
     app.repair.stop()  # hold the retry back to look at what was recorded
-    real = app.vectors.set_notes
+    real = app.vectors.start_set_notes
 
-    def failing(*args: object, **kwargs: object) -> int:
-        raise OSError("disk hiccup")
+    def failing(*args: object, **kwargs: object) -> Callable[[], list[int]]:
+        def wait() -> list[int]:  # the write fails on the database thread
+            raise OSError("disk hiccup")
 
-    monkeypatch.setattr(app.vectors, "set_notes", failing)
+        return wait
+
+    monkeypatch.setattr(app.vectors, "start_set_notes", failing)
     written = await call(client, "lithos_write", agent="a", title="Kept", content="charlie")
     assert written["status"] == "created" and written["indexing"] == "pending"
     assert list(app.catalog.deferred()) == [written["path"]]  # durable, in the catalog
     stats = await call(client, "lithos_stats")
     assert stats["indexes"]["pending_index_updates"] == 1
-    monkeypatch.setattr(app.vectors, "set_notes", real)
+    monkeypatch.setattr(app.vectors, "start_set_notes", real)
     # The catalog already has the note's hash; the watcher must index it anyway.
     assert app.indexer.index_path(written["path"]) is not None
     assert app.catalog.deferred() == {} and app.indexer.deferred() == {}
@@ -83,15 +86,15 @@ async def test_a_failed_index_update_is_recorded_retried_and_not_skipped(
 async def test_the_repair_worker_retries_a_deferred_update_until_it_succeeds(
     app: LithosApp, client: Client, monkeypatch
 ):
-    real = app.vectors.set_notes
+    real = app.vectors.start_set_notes
     failures = [OSError("disk hiccup")] * 2
 
-    def flaky(*args: object, **kwargs: object) -> int:
+    def flaky(*args: object, **kwargs: object) -> Callable[[], list[int]]:
         if failures:
             raise failures.pop()
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(app.vectors, "set_notes", flaky)
+    monkeypatch.setattr(app.vectors, "start_set_notes", flaky)
     written = await call(client, "lithos_write", agent="a", title="Retried", content="delta")
     assert written["indexing"] == "pending"
     eventually(lambda: not app.indexer.deferred() and in_step(app))
@@ -130,14 +133,16 @@ async def test_health_is_degraded_but_200_while_an_index_update_waits_for_its_re
     assert app.health()["status"] == "ok"
     assert app.repair is not None
     app.repair.stop()  # hold the retry back
-    real = app.vectors.set_notes
-    monkeypatch.setattr(app.vectors, "set_notes", lambda *a, **k: (_ for _ in ()).throw(OSError()))
+    real = app.vectors.start_set_notes
+    monkeypatch.setattr(
+        app.vectors, "start_set_notes", lambda *a, **k: (_ for _ in ()).throw(OSError())
+    )
     written = await call(client, "lithos_write", agent="a", title="Kept", content="golf")
     assert written["indexing"] == "pending"
     code, health = await get_health(app)
     assert (code, health["status"]) == (200, "degraded")
     assert {s["state"] for s in health["stores"].values()} == {"ok"}
-    monkeypatch.setattr(app.vectors, "set_notes", real)
+    monkeypatch.setattr(app.vectors, "start_set_notes", real)
     app.repair.start()
     eventually(lambda: app.health()["status"] == "ok")
 

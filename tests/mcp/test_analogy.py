@@ -125,6 +125,20 @@ async def test_frames_of_unchanged_notes_survive_a_restart(client: Client, app: 
     assert app.frames.parses == 2  # same content hashes: nothing read again
 
 
+async def test_notes_indexed_before_the_first_use_are_parsed_by_it_once(
+    client: Client, app: LithosApp
+):
+    app.frames.reset()  # as after the start-up check: nothing read yet in this process
+    before = app.frames.parses
+    await write(client, "Orders database stalls", DATABASE)
+    kitchen = await write(client, "Kitchen rush", KITCHEN)
+    assert app.frames.parses == before  # an import or early writes parse nothing
+    assert set(app.frames.frames([kitchen])) == {kitchen}  # the first use reads them
+    assert app.frames.parses == before + 2
+    await write(client, "Kitchen rush", KITCHEN.replace("## Outcome", "## Result"), id=kitchen)
+    assert app.frames.parses == before + 3  # once complete, a change is parsed when told
+
+
 class BrokenAnalogy:
     name = "scout_analogy"
 

@@ -21,6 +21,9 @@ _INLINE_TAG = re.compile(r"(?:^|(?<=\s))#([\w/-]+)", re.MULTILINE)
 _FENCE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", re.MULTILINE | re.DOTALL)
 _INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1", re.DOTALL)
 _TAG_CANDIDATE = re.compile(r"#[\w/-]")  # a '#' that could open a tag, wherever it stands
+# A candidate after white space, a '`' (inline code ends) or a '#' ("\\#" is dropped): where
+# one could stand after code and escapes are removed (each becomes a space).
+_TAG_START = re.compile(r"[\s`#]#[\w/-]")
 
 
 def is_valid_tag(tag: str) -> bool:
@@ -74,6 +77,8 @@ def inline_tags(content: str) -> tuple[str, ...]:
     them: not in fenced code or inline code, never a heading or a URL fragment."""
     if not _TAG_CANDIDATE.search(content):  # most bodies: skip removing code, which costs most
         return ()
+    if not (_TAG_CANDIDATE.match(content) or _TAG_START.search(content)):
+        return ()  # every '#' is inside a word, as in code comments and URL fragments
     text = _INLINE_CODE.sub(" ", _FENCE.sub(" ", content)).replace("\\#", " ")
     found: dict[str, None] = {}
     for match in _INLINE_TAG.finditer(text):

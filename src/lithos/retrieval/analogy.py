@@ -4,8 +4,9 @@ their topic.
 :class:`FrameIndex` keeps the frame (:mod:`lithos.domain.frames`) of every note that has one,
 keyed by the note's content hash: it is told of every note the indexer indexes or forgets,
 parses a note again only when its content changed, and after a whole-base reconcile reads the
-notes it has not seen in their current version, once, on first use. Nothing is parsed per
-retrieval.
+notes it has not seen in their current version, once, on first use. Until that first use (a
+new process, ``lithos import``, writes before the first retrieval) a note indexed is not
+parsed at all: the pass on first use reads it then. Nothing is parsed per retrieval.
 
 :class:`AnalogyScout` is a Phase B scout: for each seed with a frame it finds notes sharing
 content words in the same slots (an inverted index over ``slot:word``), and scores them by
@@ -58,6 +59,7 @@ class FrameIndex:
         self._frames: dict[str, Frame] = {}
         self._postings: dict[str, set[str]] = {}
         self._complete = False
+        self._passing = False  # a pass over the files (_load) has read the catalog
         self._resets = 0  # a reset during a pass over the files means another pass is due
         self.parses = 0  # notes parsed so far: lets tests see nothing is parsed twice
 
@@ -65,6 +67,9 @@ class FrameIndex:
 
     def noted(self, records: Sequence[CatalogRecord]) -> None:
         with self._lock:
+            if not (self._complete or self._passing):
+                # The catalog holds these versions already: the pass on first use parses them.
+                return
             for record in records:
                 self._put(record.note.id, record.content_hash, record.note.content)
 
@@ -100,6 +105,7 @@ class FrameIndex:
 
     @property
     def size(self) -> int:
+        self._ensure_complete()
         with self._lock:
             return len(self._frames)
 
@@ -113,6 +119,15 @@ class FrameIndex:
                 self._load()
 
     def _load(self) -> None:
+        with self._lock:  # from here on, notes indexed are parsed when told (see noted)
+            self._passing = True
+        try:
+            self._pass()
+        finally:
+            with self._lock:
+                self._passing = False
+
+    def _pass(self) -> None:
         entries = self.catalog.entries()
         with self._lock:
             resets = self._resets

@@ -19,9 +19,10 @@ import gc
 import os
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from lithos.domain.frontmatter import FrontmatterError
 from lithos.domain.notes import is_valid_id, note_id_of, split_frontmatter
@@ -106,23 +107,51 @@ class Importer:
         report.files = len(sources)
         folders: dict[str, str | InvalidPath] = {}
         claimed: set[str] = set()  # ids carried by files of this import
-        for start in range(0, len(sources), BATCH):
-            prepared = [
-                copy
-                for relative in sources[start : start + BATCH]
-                if (copy := self._prepare(root, relative, target, folders, claimed, report))
-            ]
-            taken = self.indexer.catalog.get_many([c.note_id for c in prepared if c.note_id])
-            batch = []
-            for copy in prepared:
-                if copy.note_id in taken:
-                    message = f"id {copy.note_id} is already used by a note"
-                    report.skip(copy.source, "duplicate_id", message)
-                else:
-                    batch.append(copy)
-            self._write(batch, report)
-            if progress:
-                progress(min(start + BATCH, len(sources)), len(sources))
+        done = 0  # files of the batches written and staged, the last one not yet committed
+        # A batch's full-text commit runs while the next batch is read and written; progress
+        # counts the files of committed batches; the last commit ends before the import does.
+        with ThreadPoolExecutor(1, thread_name_prefix="lithos-import-commit") as committer:
+            committing: Future[None] | None = None
+            for start in range(0, len(sources), BATCH):
+                batch = self._batch(
+                    root, sources[start : start + BATCH], target, folders, claimed, report
+                )
+                staged = self._write(batch, report)
+                if committing is not None:
+                    committing.result()
+                    if progress:
+                        progress(done, len(sources))
+                committing = committer.submit(self.indexer.commit_paths, *staged)
+                done = min(start + BATCH, len(sources))
+            if committing is not None:
+                committing.result()
+                if progress:
+                    progress(done, len(sources))
+
+    def _batch(
+        self,
+        root: Path,
+        sources: list[str],
+        target: str,
+        folders: dict[str, str | InvalidPath],
+        claimed: set[str],
+        report: ImportReport,
+    ) -> list[_Copy]:
+        """The copies to make of these source files (those that cannot be notes reported)."""
+        prepared = [
+            copy
+            for relative in sources
+            if (copy := self._prepare(root, relative, target, folders, claimed, report))
+        ]
+        taken = self.indexer.catalog.get_many([c.note_id for c in prepared if c.note_id])
+        batch = []
+        for copy in prepared:
+            if copy.note_id in taken:
+                message = f"id {copy.note_id} is already used by a note"
+                report.skip(copy.source, "duplicate_id", message)
+            else:
+                batch.append(copy)
+        return batch
 
     def _prepare(
         self,
@@ -144,14 +173,14 @@ class Importer:
         except InvalidPath as exc:
             report.skip(relative, "invalid_path", exc.message)
             return None
-        file = root / relative
         try:
-            info = file.stat()
-            if info.st_size > self.max_file_bytes:
-                message = f"{info.st_size} bytes; notes are limited to {self.max_file_bytes}"
-                report.skip(relative, "too_large", message)
-                return None
-            data = file.read_bytes()
+            with open(f"{root}/{relative}", "rb", buffering=0) as file:  # one open: stat, read
+                size = os.fstat(file.fileno()).st_size
+                if size > self.max_file_bytes:
+                    message = f"{size} bytes; notes are limited to {self.max_file_bytes}"
+                    report.skip(relative, "too_large", message)
+                    return None
+                data = file.read()
             text = note_text(data)  # as the indexer would read the copy
         except (OSError, UnicodeDecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) else str(exc)
@@ -184,9 +213,12 @@ class Importer:
                 folders[parent] = exc
         return folders[parent]
 
-    def _write(self, batch: list[_Copy], report: ImportReport) -> None:
+    def _write(self, batch: list[_Copy], report: ImportReport) -> tuple[int, list[str]]:
+        """Write the batch's copies (durable when this returns) and stage their indexing:
+        searchable, the full-text commit not made yet. Returns the ticket and the paths for
+        :meth:`Indexer.commit_paths`."""
         if not batch:
-            return
+            return 0, []
         with self.indexer.lock, _collection_paused():
             paths = self.files.create_many([copy.new_file for copy in batch])
             written: dict[str, WrittenText] = {}
@@ -196,8 +228,9 @@ class Importer:
                     report.skip(copy.source, "exists", message)
                 else:
                     written[path] = copy.written
-            indexed = self.indexer.sync_paths(list(written), written=written)
+            indexed, ticket = self.indexer.stage_paths(list(written), written=written)
         report.imported += len(indexed)
+        return ticket, list(written)
 
     # -- a folder inside the knowledge directory: indexed where it is ----------------------
 
@@ -222,15 +255,21 @@ class Importer:
                 progress(min(start + BATCH, len(paths)), len(paths))
 
 
-def _markdown_files(root: Path) -> Iterator[str]:
+def _markdown_files(root: Path, prefix: str = "") -> Iterator[str]:
     """``*.md`` files below ``root`` as relative POSIX paths, skipping hidden files and
     folders and symlinks, as the knowledge directory's own scan does."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        base = Path(dirpath)
-        for name in filenames:
-            if name.endswith(".md") and not name.startswith(".") and not (base / name).is_symlink():
-                yield PurePosixPath((base / name).relative_to(root)).as_posix()
+    try:
+        entries = list(os.scandir(root / prefix if prefix else root))
+    except OSError:  # a folder removed or unreadable meanwhile: as os.walk, pass over it
+        return
+    for entry in entries:
+        name = entry.name
+        if name.startswith(".") or entry.is_symlink():
+            continue
+        if entry.is_dir():
+            yield from _markdown_files(root, f"{prefix}{name}/")
+        elif name.endswith(".md"):
+            yield f"{prefix}{name}"
 
 
 @contextmanager

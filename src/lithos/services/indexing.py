@@ -180,13 +180,19 @@ class Indexer:
         to pass to :meth:`commit`. Call with or without :attr:`lock` held; commit without it,
         so concurrent writers share one full-text commit."""
         with self.lock:
-            tagged = [_tagged(item) for item in indexed]
-            records = [self._record(item) for item in tagged]
-            self.catalog.upsert(records)
-            for listener in self._listeners:
-                listener.noted(records)
-            ticket = self.fulltext.stage_upsert([_fulltext_doc(item) for item in tagged])
-            self.vectors.set_notes([self._note_chunks(item) for item in indexed])
+            # The chunks are written on the vector store's thread while this one goes on.
+            chunked = self.vectors.start_set_notes([self._note_chunks(item) for item in indexed])
+            try:
+                tagged = [_tagged(item) for item in indexed]
+                records = [self._record(item) for item in tagged]
+                self.catalog.upsert(records)
+                for listener in self._listeners:
+                    listener.noted(records)
+                ticket = self.fulltext.stage_upsert([_fulltext_doc(item) for item in tagged])
+            except BaseException:
+                _wait_after_failure(chunked)
+                raise
+            chunked()
             self.applied += len(indexed)
         self._notify()
         return ticket
@@ -431,6 +437,18 @@ class Indexer:
         leaves the full-text index behind the catalog, which start-up sees and repairs).
         ``written`` gives, by path, the text the caller has just written to a file and still
         holds the file for (no one else can have changed it): it is not read again."""
+        indexed, ticket = self.stage_paths(paths, written)
+        if background_commit and ticket and self._leave_to_committer(ticket, paths, False):
+            ticket = 0  # the committer's now
+        self.commit_paths(ticket, paths)
+        return indexed
+
+    def stage_paths(
+        self, paths: Sequence[str], written: Mapping[str, WrittenText] | None = None
+    ) -> tuple[dict[str, IndexedFile], int]:
+        """:meth:`sync_paths` up to the full-text commit: the changes are searchable (through
+        the overlay) but not committed; returns what was (re)indexed by path and the ticket
+        to pass to :meth:`commit_paths` (0: nothing to commit)."""
         indexed: dict[str, IndexedFile] = {}
         tickets = [0]
         given = written or {}
@@ -451,13 +469,14 @@ class Indexer:
             if items:
                 tickets.append(self.stage(items))
                 indexed = {item.info.path: item for item in items}
-        ticket = max(tickets)
-        if ticket and not (
-            background_commit and self._leave_to_committer(ticket, paths, marked=False)
-        ):
+        return indexed, max(tickets)
+
+    def commit_paths(self, ticket: int, paths: Sequence[str]) -> None:
+        """End what :meth:`stage_paths` began: commit through ``ticket`` (if any) and settle
+        the deferred updates of these paths."""
+        if ticket:
             self.commit(ticket)
         self._settle(p for p in paths if p in self._deferred)
-        return indexed
 
     def _changed(
         self, info: FileInfo, current: CatalogEntry | None, held: str | None = None
@@ -846,6 +865,16 @@ class Indexer:
         body = f"{note.title}\n\n{note.content}" if note.title else note.content
         chunks = chunk_text(body, self._chunk_size, self._chunk_max)
         return NoteChunks(note.id, item.file_hash, chunks)
+
+
+def _wait_after_failure(write: Callable[[], object]) -> None:
+    """Let a write begun beside a step that failed end before the failure is raised (the
+    caller holds the lock that orders index updates); its own failure is logged, the first
+    one raised."""
+    try:
+        write()
+    except Exception as exc:
+        log.warning("index update beside a failed one also failed: %s", exc)
 
 
 def _tagged(item: IndexedFile) -> IndexedFile:

@@ -120,6 +120,23 @@ class Database:
         except sqlite3.DatabaseError as exc:
             raise self._translate(exc, report=True) from exc
 
+    def start(self, fn: Callable[[sqlite3.Connection], T]) -> Callable[[], T]:
+        """Queue ``fn(conn)`` as :meth:`call` would and return at once a function that waits
+        for it and returns its result (or raises what :meth:`call` would): the caller's work
+        meanwhile runs beside the transaction. Later calls run after it."""
+        if threading.get_ident() == self._thread_id:
+            result = self.call(fn)
+            return lambda: result
+        future = self._submit(fn)
+
+        def wait() -> T:
+            try:
+                return future.result()
+            except sqlite3.DatabaseError as exc:
+                raise self._translate(exc, report=True) from exc
+
+        return wait
+
     def call_soon(self, fn: Callable[[sqlite3.Connection], object]) -> None:
         """Queue ``fn(conn)`` as one transaction on the database thread and return at once:
         every call made after this one runs after it (one thread, first come first served).

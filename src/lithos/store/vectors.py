@@ -256,6 +256,11 @@ class VectorStore:
         are searchable immediately; those embedded only in a retiring space are searched
         there and also queued, behind new text, to be embedded in the active space.
         """
+        return self.start_set_notes(notes)()
+
+    def start_set_notes(self, notes: Sequence[NoteChunks]) -> Callable[[], list[int]]:
+        """:meth:`set_notes` begun on the database thread: returns at once the function that
+        waits for it and returns (or raises) what :meth:`set_notes` would."""
         rows = [
             [
                 (note.note_id, index, chunk_hash(text), text)
@@ -266,50 +271,61 @@ class VectorStore:
 
         def write(conn: sqlite3.Connection) -> list[int]:
             found = self._found(conn, {h for note in rows for _, _, h, _ in note})
-            return [
-                self._set_chunks(conn, note.note_id, note.content_hash, note_rows, found)
-                for note, note_rows in zip(notes, rows, strict=True)
-            ]
+            self._set_chunks(conn, notes, rows, found)
+            return [sum(1 for _, _, h, _ in note if h not in found) for note in rows]
 
-        return self._write(write)
+        wait = self._db.start(write)
+
+        def finish() -> list[int]:
+            try:
+                return wait()
+            except BaseException:
+                self._forget_matrices()
+                raise
+
+        return finish
 
     def _set_chunks(
         self,
         conn: sqlite3.Connection,
-        note_id: str,
-        content_hash: str,
-        rows: list[tuple[str, int, str, str]],
+        notes: Sequence[NoteChunks],
+        rows: list[list[tuple[str, int, str, str]]],
         found: dict[str, tuple[str, np.ndarray]],
-    ) -> int:
-        old = self._chunk_hashes(conn, note_id)
-        conn.execute(
+    ) -> None:
+        """Write every note's version and chunk rows with one statement of each kind, rows
+        in the order given (a note given twice: as given last)."""
+        last = {note.note_id: index for index, note in enumerate(notes)}
+        kept = [index for index, note in enumerate(notes) if last[note.note_id] == index]
+        old = self._chunk_hashes_of(conn, [notes[index].note_id for index in kept])
+        conn.executemany(
             "INSERT INTO notes(note_id, content_hash) VALUES (?, ?)"
             " ON CONFLICT(note_id) DO UPDATE SET content_hash = excluded.content_hash",
-            (note_id, content_hash),
+            [(notes[index].note_id, notes[index].content_hash) for index in kept],
         )
-        conn.execute("DELETE FROM chunks WHERE note_id = ?", (note_id,))
+        conn.executemany("DELETE FROM chunks WHERE note_id = ?", [(n,) for n in old])
+        new = [row for index in kept for row in rows[index]]
         conn.executemany(
-            "INSERT INTO chunks(note_id, chunk_index, chunk_hash, text) VALUES (?, ?, ?, ?)",
-            rows,
+            "INSERT INTO chunks(note_id, chunk_index, chunk_hash, text) VALUES (?, ?, ?, ?)", new
         )
         conn.executemany(
             "INSERT OR IGNORE INTO temp.queue(chunk_hash, priority) VALUES (?, ?)",
             [
                 (h, NEW_TEXT if h not in found else MIGRATION)
-                for _, _, h, _ in rows
+                for _, _, h, _ in new
                 if h not in found or found[h][0] != self.space.id
             ],
         )
-        unqueue_unused(conn, old - {h for _, _, h, _ in rows})
+        unqueue_unused(conn, set().union(*old.values()) - {h for _, _, h, _ in new})
         with self._lock:
             if self._matrices is not None:
-                for matrix in self._matrices.values():
-                    matrix.remove_note(note_id)
-                for _, index, h, _ in rows:
-                    if h in found:
-                        space_id, vector = found[h]
-                        self._matrices[space_id].add(note_id, index, h, vector)
-        return sum(1 for _, _, h, _ in rows if h not in found)
+                for index in kept:
+                    note_id = notes[index].note_id
+                    for matrix in self._matrices.values():
+                        matrix.remove_note(note_id)
+                    for _, chunk_index, h, _ in rows[index]:
+                        if h in found:
+                            space_id, vector = found[h]
+                            self._matrices[space_id].add(note_id, chunk_index, h, vector)
 
     def remove_note(self, note_id: str) -> None:
         """Forget the note and its chunks; their vectors stay cached. No-op if unknown."""
@@ -701,10 +717,14 @@ class VectorStore:
         try:
             return self._db.call(fn)
         except BaseException:
-            # The matrices may hold the rolled-back change: rebuild them on next search.
-            with self._lock:
-                self._matrices = None
+            self._forget_matrices()
             raise
+
+    def _forget_matrices(self) -> None:
+        """After a failed write: the matrices may hold the rolled-back change, so they are
+        rebuilt on the next search."""
+        with self._lock:
+            self._matrices = None
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
         retiring = vector_spaces.activate(conn, self.space)
@@ -918,6 +938,16 @@ class VectorStore:
     def _chunk_hashes(self, conn: sqlite3.Connection, note_id: str) -> set[str]:
         rows = conn.execute("SELECT chunk_hash FROM chunks WHERE note_id = ?", (note_id,))
         return {row[0] for row in rows}
+
+    def _chunk_hashes_of(
+        self, conn: sqlite3.Connection, note_ids: list[str]
+    ) -> dict[str, set[str]]:
+        """The chunk hashes of each of these notes that has chunks."""
+        hashes: dict[str, set[str]] = {}
+        sql = "SELECT note_id, chunk_hash FROM chunks WHERE note_id"
+        for note_id, h in select_in(conn, sql, note_ids):
+            hashes.setdefault(note_id, set()).add(h)
+        return hashes
 
 
 # Compact scores are re-scored exactly for the best `limit + RESCORE_MARGIN` rows of each space.
