@@ -128,3 +128,28 @@ def test_a_folder_inside_the_knowledge_directory_is_indexed_in_place(app: Lithos
 def test_a_missing_folder_is_invalid_input(app: LithosApp, tmp_path: Path):
     with pytest.raises(InvalidInput):
         app.importer.import_folder(tmp_path / "nowhere")
+
+
+def test_the_first_start_after_an_import_reads_only_the_files_edited_since(
+    data_dir: Path, source: Path
+):
+    for i in range(12):
+        front = f"---\ntitle: Note {i}\nsupports: ['[[note 00]]']\n---\n" if i % 3 == 0 else ""
+        (source / f"note {i:02}.md").write_text(f"{front}# Note {i}\n\nword{i} quokka\n")
+    app = make_app(data_dir)
+    try:
+        assert app.importer.import_folder(source).imported == 12
+    finally:
+        app.close()
+    edited = data_dir / "knowledge" / "note 05.md"
+    edited.write_text("# Note 5\n\nedited by hand: wombat\n")  # another size and time
+    again = make_app(data_dir)
+    try:
+        report = again.start(watch=False, embed=False)
+        assert report is not None
+        assert (report.unchanged, report.catalog_fixed, report.fulltext_fixed) == (11, 1, 1)
+        assert again.files.reads == 1  # the edited file, by the check; nothing else read
+        assert found(again, "wombat") == {"note 05.md"} and found(again, "word5") == set()
+        assert len(found(again, "quokka")) == 11
+    finally:
+        again.close()

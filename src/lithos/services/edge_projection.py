@@ -7,9 +7,10 @@ the note's namespace and its author as actor. The file is only ever read, never 
 :class:`FrontmatterEdges` is an index listener, told of every note the indexer indexes or
 forgets (after the link graph, so targets resolve against the current notes):
 
-- ``noted``: record what each note declares; re-project the notes whose declarations changed
-  and the notes whose declared targets could name one of these notes (a target that was
-  broken or ambiguous may resolve now); bring back the edges of a note that returns.
+- ``noted``: record what each note declares and the file version read; re-project the notes
+  whose declarations changed and the notes whose declared targets could name one of these
+  notes (a target that was broken or ambiguous may resolve now); bring back the edges of a
+  note that returns.
 - ``forgotten``: mark every edge of the note removed (hidden, purged after a grace period).
 - ``reset`` (after a whole-base reconcile): read the frontmatter of every note whose file
   changed since it was last read (every note, the first time), drop what deleted notes
@@ -54,7 +55,10 @@ class FrontmatterEdges:
     # -- IndexListener ----------------------------------------------------------------------
 
     def noted(self, records: Sequence[CatalogRecord]) -> None:
-        changed = self._store.set_declarations([_declared(r.note, r.content_hash) for r in records])
+        # Each file version is recorded as read, declarations or not: the reset after the next
+        # whole-base check then reads only files changed behind the indexer's back.
+        declared = [_declared(r.note, r.content_hash) for r in records]
+        changed = self._store.set_declarations(declared, record_all=True)
         keys: set[str] = set()
         for r in records:
             keys |= target_keys(r.note.id, r.note.path, r.note.aliases, r.note.title)

@@ -710,6 +710,8 @@ class Indexer:
         vectors = [r.item for r in pending if r.vectors]
         if catalog:
             self.catalog.upsert(catalog)
+            for listener in self._listeners:  # what they hold of these is current: not re-read
+                listener.noted(catalog)
         if fulltext:
             self.fulltext.upsert(fulltext)
         if vectors:

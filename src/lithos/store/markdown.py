@@ -67,6 +67,7 @@ class KnowledgeFiles:
     def __init__(self, root: Path) -> None:
         root.mkdir(parents=True, exist_ok=True)
         self.root = root.resolve()
+        self.reads = 0  # files read by read_text: lets tests see what a check read again
 
     def check_dir(self, subdir: str | None) -> str:
         """Validate a caller-given subdirectory; return it normalised ("" for the root).
@@ -114,6 +115,7 @@ class KnowledgeFiles:
         return self.root / relative
 
     def read_text(self, relative: str) -> str:
+        self.reads += 1
         return note_text((self.root / relative).read_bytes())
 
     def exists(self, relative: str) -> bool:
