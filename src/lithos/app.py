@@ -313,7 +313,9 @@ class LithosApp:
             return
         stores = self.stores
         self.catalog = stores.open(
-            "catalog", catalog_path.parent, lambda report: Catalog(catalog_path, report)
+            "catalog",
+            catalog_path.parent,
+            lambda report: Catalog(catalog_path, report, sole_writer=True),
         )
         self.fulltext = stores.open(
             "fulltext",

@@ -222,3 +222,20 @@ async def test_search_filters_by_note_type_and_namespace_inside_the_query(
         client, "lithos_semantic", query="puffin colony", namespaces=["birds/sea"]
     )
     assert [hit["id"] for hit in by_namespace["results"]] == [elsewhere["id"]]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_note_made_private_is_hidden_from_the_next_search(
+    client: Client, app: LithosApp, mode: str
+):
+    """The caller's hidden notes are kept between searches; a write that hides a note
+    returns only once every later search leaves it out, and one that shows it again too."""
+    note = await write(client, "Walrus", "walrus tusks ivory", agent="alice")
+    assert app.embedding.wait_idle(10)
+    assert await found(client, "lithos_search", mode=mode) == {note["id"]}
+    assert await found(client, "lithos_search", mode=mode) == {note["id"]}  # kept: same answer
+    await call(client, "lithos_write", agent="alice", id=note["id"], access_scope="agent_private")
+    assert await found(client, "lithos_search", mode=mode) == set()
+    assert await found(client, "lithos_search", mode=mode, agent_id="alice") == {note["id"]}
+    await call(client, "lithos_write", agent="alice", id=note["id"], access_scope="shared")
+    assert await found(client, "lithos_search", mode=mode) == {note["id"]}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -242,7 +243,7 @@ def _walk(
     neighbours: Callable[[str], list[str]],
     start: str,
     depth: int,
-    hidden: set[str],
+    hidden: AbstractSet[str],
 ) -> list[dict[str, str]]:
     seen = {start} | hidden
     order: list[dict[str, str]] = []

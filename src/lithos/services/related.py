@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Collection, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
@@ -109,7 +110,7 @@ class RelatedService:
         start: str,
         depth: int,
         step: Callable[[Sequence[str]], dict[str, list[str]]],
-        hidden: set[str],
+        hidden: AbstractSet[str],
     ) -> list[RelatedNote]:
         seen = {start} | hidden
         found: list[tuple[str, int]] = []
@@ -126,7 +127,7 @@ class RelatedService:
                 break
         return self._notes(found)
 
-    def _edge_walk(self, start: str, depth: int, hidden: set[str]) -> list[EdgeStep]:
+    def _edge_walk(self, start: str, depth: int, hidden: AbstractSet[str]) -> list[EdgeStep]:
         now = self._clock()
         seen = {start} | hidden
         steps: list[tuple[str, int, Edge, Literal["outgoing", "incoming"]]] = []

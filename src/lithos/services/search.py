@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Collection
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Literal
@@ -145,7 +146,7 @@ class SearchService:
         limit: int,
         search_filter: SearchFilter,
         syntax: bool = True,
-        hidden: set[str] | None = None,
+        hidden: AbstractSet[str] | None = None,
     ) -> TextRanking:
         """The ``limit`` best full-text documents passing ``search_filter``, unread (see
         :meth:`FullTextIndex.rank`); ``hidden``: the caller's hidden ids, if read already."""
@@ -321,7 +322,7 @@ class SearchService:
         return {"tags": self.catalog.tag_counts(scope or Scope())}
 
     def _id_filter(
-        self, search_filter: SearchFilter, hidden: set[str] | None = None
+        self, search_filter: SearchFilter, hidden: AbstractSet[str] | None = None
     ) -> tuple[set[str] | None, Collection[str]]:
         """(ids a store must keep to, or None; ids it must leave out) for the parts of the
         filter a store cannot check from its own fields. The hidden set is usually small;
@@ -335,7 +336,7 @@ class SearchService:
         return None, hidden
 
     def _note_filter(
-        self, search_filter: SearchFilter, hidden: set[str] | None = None
+        self, search_filter: SearchFilter, hidden: AbstractSet[str] | None = None
     ) -> Callable[[str], bool] | None:
         if search_filter.narrows:
             return self.catalog.ids(search_filter).__contains__

@@ -231,10 +231,17 @@ class Catalog:
     """Metadata of every indexed note, keyed by id and by path."""
 
     def __init__(
-        self, path: Path, on_corrupt: Callable[[StoreCorrupt], None] | None = None
+        self,
+        path: Path,
+        on_corrupt: Callable[[StoreCorrupt], None] | None = None,
+        sole_writer: bool = False,
     ) -> None:
+        """``sole_writer``: no other process writes the file while this catalog is open (a
+        serving Lithos, which holds the full-text writer lock too), so what it read may be
+        kept in memory until this catalog writes (see :meth:`hidden_ids`)."""
         self.path = path
         self._on_corrupt = on_corrupt
+        self._sole_writer = sole_writer
         self.db = self._open()
 
     def _open(self) -> Database:
@@ -446,13 +453,21 @@ class Catalog:
         key = ("tags", None if scope is None else (scope.agent_id, scope.task_id))
         return self.db.kept(conn, key, compute)
 
-    def hidden_ids(self, scope: Scope) -> set[str]:
+    def hidden_ids(self, scope: Scope) -> frozenset[str]:
         """Ids of the notes ``scope`` may not see (usually few): what a store that cannot read
-        the catalog's columns excludes inside its own query."""
+        the catalog's columns excludes inside its own query. A sole writer keeps them per
+        scope until its next write, so a search asks the database thread only after a change
+        (the hop costs more than the query)."""
         where, params = _hidden(scope)
         # The first term is the partial index notes_restricted's: only restricted rows are read.
         sql = f"SELECT id FROM notes WHERE ({_RESTRICTED}) AND {where}"
-        return {r[0] for r in self.db.call(lambda c: c.execute(sql, params).fetchall())}
+
+        def read(conn: sqlite3.Connection) -> frozenset[str]:
+            return frozenset(r[0] for r in conn.execute(sql, params).fetchall())
+
+        if self._sole_writer:
+            return self.db.remembered(("hidden", scope.agent_id, scope.task_id), read)
+        return self.db.call(read)
 
     def derived_from(self, note_ids: Sequence[str]) -> dict[str, list[str]]:
         """The ``derived_from_ids`` of each given note that has any."""

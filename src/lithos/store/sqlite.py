@@ -76,6 +76,11 @@ class Database:
         self._closed = False
         # query key -> (generation, value): read and written only on the database thread.
         self._kept: dict[Hashable, tuple[int, object]] = {}
+        # Rows this connection's transactions have changed so far (sqlite3's total_changes),
+        # set on the database thread after each transaction, before its caller is answered.
+        self.changes = 0
+        # query key -> (changes, value): written on the database thread, read on any.
+        self._remembered: dict[Hashable, tuple[int, object]] = {}
         try:
             self._conn: sqlite3.Connection = self._executor.submit(self._open).result()
         except BaseException as exc:
@@ -174,6 +179,27 @@ class Database:
         self._kept[key] = (generation, value)
         return value
 
+    def remembered(self, key: Hashable, compute: Callable[[sqlite3.Connection], T]) -> T:
+        """``compute(conn)`` on the database thread, or, read on the calling thread without
+        going to the database thread, what it returned before while no transaction of this
+        connection has changed a row since. Only for a database no other process (or
+        connection) writes: their changes are not seen. A write's transaction counts before
+        the write returns, so a value is never older than the last write that returned.
+        ``compute`` must return a value nobody mutates."""
+        held = self._remembered.get(key)
+        if held is not None and held[0] == self.changes:
+            return cast(T, held[1])
+
+        def run(conn: sqlite3.Connection) -> T:
+            value = compute(conn)
+            self._remembered.pop(key, None)
+            if len(self._remembered) >= KEPT_VALUES:
+                self._remembered.pop(next(iter(self._remembered)), None)
+            self._remembered[key] = (conn.total_changes, value)
+            return value
+
+        return self.call(run)
+
     async def run(self, fn: Callable[[sqlite3.Connection], T], durable: bool = True) -> T:
         """Like :meth:`call`, awaited without blocking the event loop."""
         try:
@@ -221,15 +247,18 @@ class Database:
         """On the database thread: ``fn`` in a transaction, committed without an fsync when
         not ``durable`` (the connection's setting is restored at once afterwards)."""
         conn = self._conn
-        if durable or self._synchronous == "NORMAL" or conn.in_transaction:
-            return _in_transaction(conn, fn)
-        conn.execute("PRAGMA synchronous=NORMAL")
         try:
-            result = _in_transaction(conn, fn)
+            if durable or self._synchronous == "NORMAL" or conn.in_transaction:
+                return _in_transaction(conn, fn)
+            conn.execute("PRAGMA synchronous=NORMAL")
+            try:
+                result = _in_transaction(conn, fn)
+            finally:
+                conn.execute(f"PRAGMA synchronous={self._synchronous}")
+            self._flush_soon()
+            return result
         finally:
-            conn.execute(f"PRAGMA synchronous={self._synchronous}")
-        self._flush_soon()
-        return result
+            self.changes = conn.total_changes
 
     def _flush_soon(self) -> None:
         """Have the write-ahead log fsynced ``flush_delay`` seconds from now, unless a flush
