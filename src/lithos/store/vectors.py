@@ -331,7 +331,7 @@ class VectorStore:
         """Forget the note and its chunks; their vectors stay cached. No-op if unknown."""
 
         def write(conn: sqlite3.Connection) -> None:
-            old = self._chunk_hashes(conn, note_id)
+            old = self._chunk_hashes_of(conn, [note_id]).get(note_id, set())
             conn.execute("DELETE FROM notes WHERE note_id = ?", (note_id,))  # cascades to chunks
             unqueue_unused(conn, old)
             with self._lock:
@@ -934,10 +934,6 @@ class VectorStore:
             for matrix in self._matrices.values():
                 notes.update(dict.fromkeys(matrix.note_ids()))
             return list(notes)
-
-    def _chunk_hashes(self, conn: sqlite3.Connection, note_id: str) -> set[str]:
-        rows = conn.execute("SELECT chunk_hash FROM chunks WHERE note_id = ?", (note_id,))
-        return {row[0] for row in rows}
 
     def _chunk_hashes_of(
         self, conn: sqlite3.Connection, note_ids: list[str]
