@@ -103,15 +103,29 @@ def test_declarations_edited_while_stopped_are_picked_up_at_start(data_dir: Path
     app.start(watch=False)
     target = put(app, "Target", {})
     source = put(app, "Source", {"supports": ["[[Target]]"]})
+    dropped = put(app, "Dropped", {"supports": ["[[Target]]"]})
     app.close()
     path = data_dir / "knowledge" / "Source.md"
     path.write_text(note_file({"id": source, "refines": "[[Target]]"}, "edited offline"))
     (data_dir / "knowledge" / "Target2.md").write_text(note_file({"supports": "[[Source]]"}, "x"))
+    dropped_path = data_dir / "knowledge" / "Dropped.md"
+    dropped_path.write_text(note_file({"id": dropped, "title": "Dropped"}, "declares nothing now"))
     again = make_app(data_dir)
+    projected: list[str] = []
+    sync = again.edge_store.sync_declared
+
+    def counted(source_id: str, desired: Any, now: Any) -> tuple[int, int]:
+        projected.append(source_id)
+        return sync(source_id, desired, now)
+
+    again.edge_store.sync_declared = counted  # type: ignore[method-assign]
     again.start(watch=False)
     try:
         found = {(f, t, k) for f, t, k, _ in edges(again)}
         new_id = next(f for f, t, k in found if t == source)
         assert found == {(source, target, "refines"), (new_id, source, "supports")}
+        # The check at start projects each source once, repaired or not: not once when the
+        # repaired file is told to the listeners and again when the check ends.
+        assert sorted(projected) == sorted([source, new_id, dropped])
     finally:
         again.close()

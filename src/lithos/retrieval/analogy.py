@@ -65,7 +65,7 @@ class FrameIndex:
 
     # -- index listener ----------------------------------------------------------------------
 
-    def noted(self, records: Sequence[CatalogRecord]) -> None:
+    def noted(self, records: Sequence[CatalogRecord], *, reset_follows: bool = False) -> None:
         with self._lock:
             if not (self._complete or self._passing):
                 # The catalog holds these versions already: the pass on first use parses them.

@@ -10,7 +10,8 @@ forgets (after the link graph, so targets resolve against the current notes):
 - ``noted``: record what each note declares and the file version read; re-project the notes
   whose declarations changed and the notes whose declared targets could name one of these
   notes (a target that was broken or ambiguous may resolve now); bring back the edges of a
-  note that returns.
+  note that returns. Told during a whole-base check (``reset_follows``), it only records:
+  the ``reset`` that ends the check projects every source once.
 - ``forgotten``: mark every edge of the note removed (hidden, purged after a grace period).
 - ``reset`` (after a whole-base reconcile): read the frontmatter of every note whose file
   changed since it was last read (every note, the first time), drop what deleted notes
@@ -51,14 +52,19 @@ class FrontmatterEdges:
         self._files = files
         self._clock = clock
         self._weight = human_weight
+        # Sources whose declarations a whole-base check changed before its reset projects.
+        self._unprojected: set[str] = set()
 
     # -- IndexListener ----------------------------------------------------------------------
 
-    def noted(self, records: Sequence[CatalogRecord]) -> None:
+    def noted(self, records: Sequence[CatalogRecord], *, reset_follows: bool = False) -> None:
         # Each file version is recorded as read, declarations or not: the reset after the next
         # whole-base check then reads only files changed behind the indexer's back.
         declared = [_declared(r.note, r.content_hash) for r in records]
         changed = self._store.set_declarations(declared, record_all=True)
+        if reset_follows:
+            self._unprojected.update(changed)  # a source declaring nothing now still needs it
+            return
         keys: set[str] = set()
         for r in records:
             keys |= target_keys(r.note.id, r.note.path, r.note.aliases, r.note.title)
@@ -77,7 +83,8 @@ class FrontmatterEdges:
         stale = [e for e in live.values() if known.get(e.id) != e.content_hash]
         declared = [d for d in (self._read(e.id, e.path, e.content_hash) for e in stale) if d]
         changed = self._store.set_declarations(declared, record_all=True)
-        self._project({*changed, *self._store.declarations()})
+        unprojected, self._unprojected = self._unprojected, set()
+        self._project({*changed, *unprojected, *self._store.declarations()} & live.keys())
         self._store.restore(None, live.__contains__)
 
     # -- projection -----------------------------------------------------------------------

@@ -81,7 +81,7 @@ class LinkGraph:
 
     # -- kept in step by the indexer ------------------------------------------------------
 
-    def noted(self, records: Sequence[CatalogRecord]) -> None:
+    def noted(self, records: Sequence[CatalogRecord], *, reset_follows: bool = False) -> None:
         """Notes the catalog now holds as given (call after writing the catalog)."""
         with self._lock:
             if self._links is not None:

@@ -54,7 +54,10 @@ class IndexListener(Protocol):
     """Told of every catalog change, to keep a view of the notes (the link graph, the typed
     edges declared in frontmatter) in step. Listeners are told in the order given."""
 
-    def noted(self, records: Sequence[CatalogRecord]) -> None: ...
+    def noted(self, records: Sequence[CatalogRecord], *, reset_follows: bool = False) -> None:
+        """These notes are now in the catalog as given. ``reset_follows``: told during a
+        whole-base check, whose :meth:`reset` comes before it ends."""
+        ...
 
     def forgotten(self, note_id: str) -> None: ...
 
@@ -711,7 +714,7 @@ class Indexer:
         if catalog:
             self.catalog.upsert(catalog)
             for listener in self._listeners:  # what they hold of these is current: not re-read
-                listener.noted(catalog)
+                listener.noted(catalog, reset_follows=True)
         if fulltext:
             self.fulltext.upsert(fulltext)
         if vectors:
