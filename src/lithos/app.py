@@ -393,6 +393,7 @@ class LithosApp:
             ),
             scouts.LexicalScout(
                 self.fulltext,
+                self.graph,
                 lcma.lexical_saturation,
                 lcma.adaptive_share,
                 ready=partial(self.stores.require_all, ("catalog", "fulltext")),

@@ -27,7 +27,7 @@ from lithos.errors import InvalidInput
 from lithos.retrieval.context import STOPWORDS, ScoutContext
 from lithos.services.graph import LinkGraph
 from lithos.store.catalog import Catalog, ListQuery
-from lithos.store.fulltext import FullTextHit, FullTextIndex, id_key
+from lithos.store.fulltext import FullTextHit, FullTextIndex, TextRanking, id_key
 from lithos.store.stats import StatsStore
 from lithos.store.vectors import VectorStore
 
@@ -166,13 +166,16 @@ class LexicalScout:
     def __init__(
         self,
         fulltext: FullTextIndex,
+        graph: LinkGraph,
         saturation: float,
         share: float,
         ready: Callable[[], None] = lambda: None,
     ) -> None:
-        """``ready`` raises while the full-text index is being rebuilt (see VectorScout);
+        """``graph`` names the ranked documents (ids and titles) without reading them;
+        ``ready`` raises while the full-text index is being rebuilt (see VectorScout);
         ``share`` is the min-max part of the score (:func:`adaptive`)."""
-        self.fulltext, self.saturation, self.share = fulltext, saturation, share
+        self.fulltext, self.graph = fulltext, graph
+        self.saturation, self.share = saturation, share
         self.ready = ready
 
     def find(self, ctx: ScoutContext) -> list[ScoutHit]:
@@ -192,13 +195,33 @@ class LexicalScout:
             only_ids=eligible.allowed,
             exclude_ids=eligible.hidden if eligible.allowed is None else (),
         )
-        found = self.fulltext.hits(ctx.text_ranking, snippets=False)
+        found = self._named(ctx.text_ranking)
         raw = [hit.score for hit in found]
         absolute = [calibrate_bm25(r, self.saturation) for r in raw]
         return [
             ScoutHit(hit.id, score, self._reason(ctx, hit, highlighted=False))
             for hit, score in zip(found, adaptive(raw, absolute, self.share), strict=True)
         ]
+
+    def _named(self, ranking: TextRanking) -> list[FullTextHit]:
+        """The ranking's documents as hits without snippets (nor paths), in its order. The
+        link graph names them from their keys, so no stored document is read, except a
+        document whose note the graph does not know (one being forgotten at this moment, or
+        held by an index that is behind the catalog)."""
+        named = self.graph.keyed(ranking.keys)
+        unknown = {key for key in ranking.keys if key not in named}
+        read: dict[int, FullTextHit] = {}
+        if unknown:
+            found = self.fulltext.hits(ranking, unknown, snippets=False)
+            read = {id_key(hit.id): hit for hit in found}
+        hits = []
+        for key, (score, _) in zip(ranking.keys, ranking.found, strict=True):
+            if key in named:
+                note_id, title = named[key]
+                hits.append(FullTextHit(note_id, title, "", "", float(score)))
+            elif key in read:
+                hits.append(read[key])
+        return hits
 
     def describe(self, ctx: ScoutContext, shown: Sequence[Candidate]) -> None:
         """Give each shown note this scout found its highlighted snippet (unless another scout

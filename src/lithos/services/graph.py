@@ -21,6 +21,7 @@ from lithos.domain.links import Groups, LinkResolver, Resolution, normalise_targ
 from lithos.domain.scope import Scope
 from lithos.errors import DocNotFound
 from lithos.store.catalog import Catalog, CatalogRecord
+from lithos.store.fulltext import id_key
 
 Direction = Literal["outgoing", "incoming", "both"]
 
@@ -33,6 +34,7 @@ class _Links:
     targets: dict[str, tuple[str, ...]] = field(default_factory=dict)
     sources: Groups = field(default_factory=Groups)  # target key -> linking notes
     by_title: Groups = field(default_factory=Groups)  # lower-case title -> notes
+    by_key: dict[int, str] = field(default_factory=dict)  # id_key(note id) -> note id
 
     def put(
         self, note_id: str, path: str, title: str, aliases: Iterable[str], targets: Iterable[str]
@@ -42,6 +44,7 @@ class _Links:
         self.titles[note_id] = title
         self.by_title.add(title.strip().lower(), note_id)
         self.paths[note_id] = path
+        self.by_key[id_key(note_id)] = note_id
         self.targets[note_id] = tuple(targets)
         for target in self.targets[note_id]:
             self.sources.add(normalise_target(target), note_id)
@@ -51,7 +54,10 @@ class _Links:
         title = self.titles.pop(note_id, None)
         if title is not None:
             self.by_title.discard(title.strip().lower(), note_id)
-        self.paths.pop(note_id, None)
+        if self.paths.pop(note_id, None) is not None:
+            key = id_key(note_id)
+            if self.by_key.get(key) == note_id:
+                del self.by_key[key]
         for target in self.targets.pop(note_id, ()):
             self.sources.discard(normalise_target(target), note_id)
 
@@ -200,6 +206,23 @@ class LinkGraph:
         """Titles of the given notes that exist."""
         wanted = list(note_ids)
         return self._read(lambda links: {n: links.titles[n] for n in wanted if n in links.titles})
+
+    def keyed(self, keys: Iterable[int]) -> dict[int, tuple[str, str]]:
+        """``(id, title)`` of the known note behind each of ``keys`` (a note id's
+        :func:`~lithos.store.fulltext.id_key`, as a full-text ranking names its documents);
+        a key no known note has is left out."""
+        wanted = list(keys)
+
+        def read(links: _Links) -> dict[int, tuple[str, str]]:
+            found: dict[int, tuple[str, str]] = {}
+            for key in wanted:
+                note_id = links.by_key.get(key)
+                if note_id is not None:
+                    found[key] = (note_id, links.titles[note_id])
+            return found
+
+        result: dict[int, tuple[str, str]] = self._read(read)
+        return result
 
     def exact_matches(self, text: str) -> list[tuple[str, str]]:
         """``(id, how)`` of notes that ``text`` names exactly: by title (case-insensitive),
