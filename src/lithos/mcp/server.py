@@ -27,6 +27,7 @@ from lithos import __version__
 from lithos.errors import LithosError
 from lithos.mcp.envelope import ErrorEnvelope
 from lithos.mcp.host_guard import HostPortGuard
+from lithos.mcp.registry import ToolRegistry
 from lithos.mcp.tools import agents, coordination, edges, knowledge, retrieval, search, system
 
 if TYPE_CHECKING:
@@ -100,8 +101,9 @@ def create_server(app: LithosApp) -> FastMCP:
     # setter for this SDK hook.
     server._mcp_server.get_tool_input_schema = input_schemas
     server.add_middleware(ErrorEnvelope(app.files.root))
+    tools = ToolRegistry(server)
     for group in (knowledge, search, retrieval, edges, agents, coordination, system):
-        group.register(server, app)
+        group.register(tools, app)
 
     @server.custom_route("/health", methods=["GET"])
     async def health(request: Request) -> JSONResponse:

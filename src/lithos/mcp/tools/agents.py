@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
-from fastmcp import FastMCP
 from pydantic import Field
 
+from lithos.mcp.registry import ToolRegistry
 from lithos.mcp.tools.results import AgentInfo, AgentList, AgentRegistered
 from lithos.mcp.tools.types import READ_ONLY, AgentId, IsoTime, tool_hints
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 Label = Annotated[str, Field(max_length=200)]
 
 
-def register(server: FastMCP, app: LithosApp) -> None:
+def register(server: ToolRegistry, app: LithosApp) -> None:
     @server.tool(annotations=tool_hints(destructive=True, idempotent=True))
     async def lithos_agent_register(
         id: AgentId,

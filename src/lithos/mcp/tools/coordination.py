@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, cast
 
-from fastmcp import FastMCP
 from pydantic import Field
 
 from lithos.domain.coordination import TaskStatus
+from lithos.mcp.registry import ToolRegistry
 from lithos.mcp.tools.results import (
     Claimed,
     Completed,
@@ -54,7 +54,7 @@ Agent = Annotated[AgentId, Field(description="your agent id")]
 TaskTags = Annotated[TagList | None, Field(description="tags; replace the old ones")]
 
 
-def register(server: FastMCP, app: LithosApp) -> None:
+def register(server: ToolRegistry, app: LithosApp) -> None:
     @server.tool(annotations=tool_hints())
     async def lithos_task_create(
         title: Title,

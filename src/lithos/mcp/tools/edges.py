@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from fastmcp import FastMCP
 from pydantic import BaseModel, Field
 
 from lithos.domain.edges import (
@@ -23,6 +22,7 @@ from lithos.domain.edges import (
 )
 from lithos.domain.notes import require_valid_id
 from lithos.domain.timestamps import format_timestamp
+from lithos.mcp.registry import ToolRegistry
 from lithos.mcp.tools.types import (
     READ_ONLY,
     AgentId,
@@ -203,7 +203,7 @@ class ConflictResolveResult(BaseModel):
     conflict: ConflictOut
 
 
-def register(server: FastMCP, app: LithosApp) -> None:
+def register(server: ToolRegistry, app: LithosApp) -> None:
     @server.tool(annotations=tool_hints())
     async def lithos_edge_upsert(
         from_id: Annotated[NoteId, Field(description="id of the note the edge starts at")],

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, cast
 
-from fastmcp import FastMCP
 from pydantic import Field
 
 from lithos.domain.filters import SearchFilter
 from lithos.mcp.envelope import scrub_paths
+from lithos.mcp.registry import ToolRegistry
 from lithos.mcp.tools import note_fields as fields
 from lithos.mcp.tools.results import (
     BatchItemResult,
@@ -50,7 +50,7 @@ MAX_OFFSET = 2**63 - 1  # SQLite's largest integer
 MAX_BATCH = 1000
 
 
-def register(server: FastMCP, app: LithosApp) -> None:
+def register(server: ToolRegistry, app: LithosApp) -> None:
     @server.tool(annotations=tool_hints(destructive=True))
     async def lithos_write(
         agent: AgentId,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, NotRequired
 
-from fastmcp import FastMCP
 from pydantic import Field
 from typing_extensions import TypedDict
 
@@ -20,6 +19,7 @@ from lithos.domain.retrieval import (
     RetrievedNote,
     ScoutWeight,
 )
+from lithos.mcp.registry import ToolRegistry
 from lithos.mcp.tools.types import (
     READ_ONLY,
     AgentId,
@@ -59,7 +59,7 @@ class ScoutWeightList(TypedDict):
     weights: list[ScoutWeight]
 
 
-def register(server: FastMCP, app: LithosApp) -> None:
+def register(server: ToolRegistry, app: LithosApp) -> None:
     @server.tool(annotations=RETRIEVE)
     async def lithos_retrieve(
         query: Annotated[

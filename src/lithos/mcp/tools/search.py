@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Annotated, Literal, cast
 
-from fastmcp import FastMCP
 from pydantic import Field
 
 from lithos.domain.filters import SearchFilter
 from lithos.domain.metadata import NoteType
 from lithos.domain.notes import require_valid_id
 from lithos.domain.scope import Scope
+from lithos.mcp.registry import ToolRegistry
 from lithos.mcp.tools.results import LinksResult, SearchResult, TagsResult
 from lithos.mcp.tools.types import (
     READ_ONLY,
@@ -51,7 +51,7 @@ Threshold = Annotated[
 ]
 
 
-def register(server: FastMCP, app: LithosApp) -> None:
+def register(server: ToolRegistry, app: LithosApp) -> None:
     @server.tool(annotations=READ_ONLY)
     async def lithos_search(
         query: Query,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from fastmcp import FastMCP
-
+from lithos.mcp.registry import ToolRegistry
 from lithos.mcp.tools.results import StatsResult
 from lithos.mcp.tools.types import READ_ONLY
 
@@ -13,7 +12,7 @@ if TYPE_CHECKING:
     from lithos.app import LithosApp
 
 
-def register(server: FastMCP, app: LithosApp) -> None:
+def register(server: ToolRegistry, app: LithosApp) -> None:
     @server.tool(annotations=READ_ONLY)
     async def lithos_stats() -> StatsResult:
         """Knowledge-base counts: documents, chunks, agents, active_tasks, open_claims, tags,

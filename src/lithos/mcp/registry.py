@@ -1,0 +1,104 @@
+"""How Lithos's tool handlers become FastMCP tools, and how their results reach the wire.
+
+FastMCP's generic result conversion serialises a typed result four times on every call (to
+text for a content block it then discards, through the return type, again through ``Any`` in
+``ToolResult``'s constructor, and once more for the text content it keeps) and validates the
+result models it just built. A Lithos handler returns a dict shaped by its return type (a
+TypedDict in :mod:`lithos.mcp.tools.results`), so :class:`LithosTool` serialises it once
+through that type to JSON-ready data, encodes those once for the text content, and hands
+FastMCP a finished protocol result. Clients get the same structured content and the same
+text; the published input and output schemas are FastMCP's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import mcp.types as mt
+import pydantic_core
+from fastmcp.tools import FunctionTool
+from fastmcp.tools.base import ToolResult
+from fastmcp.utilities.types import get_cached_typeadapter
+from pydantic import PrivateAttr
+
+if TYPE_CHECKING:
+    from fastmcp import FastMCP
+
+Handler = TypeVar("Handler", bound=Callable[..., Any])
+
+
+class LithosTool(FunctionTool):
+    """A FunctionTool whose dict results go to the wire serialised once."""
+
+    def convert_result(self, raw_value: Any) -> ToolResult:
+        schema = self.output_schema
+        if not isinstance(raw_value, dict) or schema is None or schema.get("x-fastmcp-wrap-result"):
+            return super().convert_result(raw_value)
+        try:
+            structured = get_cached_typeadapter(self.return_type).dump_python(
+                raw_value, mode="json"
+            )
+        except pydantic_core.PydanticSerializationError:
+            return super().convert_result(raw_value)  # FastMCP names the failure
+        text = pydantic_core.to_json(structured, fallback=str).decode()
+        content: list[mt.ContentBlock] = [mt.TextContent(type="text", text=text)]
+        # Both built without re-validation: the content is one TextContent made here and the
+        # structured content is JSON data fresh from the return type's serializer. The
+        # protocol result is what FastMCP would build from this ToolResult.
+        result = ToolResult.model_construct(
+            content=content, structured_content=structured, meta=None, is_error=False
+        )
+        result._raw_mcp_result = WireResult.of(content, structured)
+        return result
+
+
+class WireResult(mt.CallToolResult):
+    """A successful tool result that knows its own wire form.
+
+    The MCP SDK dumps a handler's result model to JSON data before it validates that data
+    against the protocol version's result shape and encodes it: for a result whose parts are
+    already JSON data, that first dump only copies them. This one answers the SDK's dump with
+    the data it was built from (same keys, defaults included, as the generic dump). Any other
+    dump goes through pydantic as usual.
+    """
+
+    _wire: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @classmethod
+    def of(cls, content: list[mt.ContentBlock], structured: dict[str, Any]) -> WireResult:
+        result = cls.model_construct(content=content, structured_content=structured)
+        wire = dict(_WIRE_TEMPLATE)
+        wire["content"] = [block.model_dump(**_WIRE_DUMP) for block in content]
+        wire["structuredContent"] = structured
+        result._wire = wire
+        return result
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        if kwargs == _WIRE_DUMP and self._wire:
+            return dict(self._wire)
+        return super().model_dump(**kwargs)
+
+
+# How the SDK dumps a handler's result, and what it makes of an empty successful one.
+_WIRE_DUMP: dict[str, Any] = {"by_alias": True, "mode": "json", "exclude_none": True}
+_WIRE_TEMPLATE = mt.CallToolResult(content=[], structured_content={}).model_dump(**_WIRE_DUMP)
+
+
+class ToolRegistry:
+    """Registers the tool groups' handlers on a server as :class:`LithosTool`."""
+
+    def __init__(self, server: FastMCP) -> None:
+        self._server = server
+
+    def tool(self, *, annotations: mt.ToolAnnotations) -> Callable[[Handler], Handler]:
+        """A decorator adding the handler as a tool named after the function, described by
+        its docstring, its arguments and result by its signature (as ``FastMCP.tool``)."""
+
+        def register(handler: Handler) -> Handler:
+            self._server.add_tool(
+                LithosTool.from_function(handler, annotations=annotations, task=False)
+            )
+            return handler
+
+        return register
