@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
 from lithos.domain.fusion import min_max
@@ -27,7 +28,7 @@ from lithos.errors import InvalidInput
 from lithos.retrieval.context import STOPWORDS, ScoutContext
 from lithos.services.graph import LinkGraph
 from lithos.store.catalog import Catalog, ListQuery
-from lithos.store.fulltext import FullTextHit, FullTextIndex, TextRanking, id_key
+from lithos.store.fulltext import FullTextIndex, TextRanking, id_key
 from lithos.store.stats import StatsStore
 from lithos.store.vectors import VectorStore
 
@@ -196,32 +197,32 @@ class LexicalScout:
             exclude_ids=eligible.hidden if eligible.allowed is None else (),
         )
         found = self._named(ctx.text_ranking)
-        raw = [hit.score for hit in found]
+        raw = [score for _, _, score in found]
         absolute = [calibrate_bm25(r, self.saturation) for r in raw]
         return [
-            ScoutHit(hit.id, score, self._reason(ctx, hit, highlighted=False))
-            for hit, score in zip(found, adaptive(raw, absolute, self.share), strict=True)
+            ScoutHit(note_id, calibrated, self._reason(ctx, title, raw_score))
+            for (note_id, title, raw_score), calibrated in zip(
+                found, adaptive(raw, absolute, self.share), strict=True
+            )
         ]
 
-    def _named(self, ranking: TextRanking) -> list[FullTextHit]:
-        """The ranking's documents as hits without snippets (nor paths), in its order. The
-        link graph names them from their keys, so no stored document is read, except a
-        document whose note the graph does not know (one being forgotten at this moment, or
-        held by an index that is behind the catalog)."""
+    def _named(self, ranking: TextRanking) -> list[tuple[str, str, float]]:
+        """``(id, title, BM25 score)`` of the ranking's documents, in its order. The link
+        graph names them from their keys, so no stored document is read, except a document
+        whose note the graph does not know (one being forgotten at this moment, or held by
+        an index that is behind the catalog)."""
         named = self.graph.keyed(ranking.keys)
         unknown = {key for key in ranking.keys if key not in named}
-        read: dict[int, FullTextHit] = {}
+        read: dict[int, tuple[str, str]] = {}
         if unknown:
-            found = self.fulltext.hits(ranking, unknown, snippets=False)
-            read = {id_key(hit.id): hit for hit in found}
-        hits = []
+            for hit in self.fulltext.hits(ranking, unknown, snippets=False):
+                read[id_key(hit.id)] = (hit.id, hit.title)
+        found = []
         for key, (score, _) in zip(ranking.keys, ranking.found, strict=True):
-            if key in named:
-                note_id, title = named[key]
-                hits.append(FullTextHit(note_id, title, "", "", float(score)))
-            elif key in read:
-                hits.append(read[key])
-        return hits
+            name = named.get(key) or read.get(key)
+            if name is not None:
+                found.append((name[0], name[1], float(score)))
+        return found
 
     def describe(self, ctx: ScoutContext, shown: Sequence[Candidate]) -> None:
         """Give each shown note this scout found its highlighted snippet (unless another scout
@@ -235,31 +236,36 @@ class LexicalScout:
             if hit.id not in mine:  # another id with the same 64-bit key
                 continue
             c = mine[hit.id]
-            brief = self._reason(ctx, hit, highlighted=False)
-            full = self._reason(ctx, hit, highlighted=True)
+            brief = self._reason(ctx, hit.title, hit.score)
+            full = self._reason(ctx, hit.title, hit.score, hit.snippet)
             c.reasons = [full if r == brief else r for r in c.reasons]
             if c.snippet is None and hit.snippet:
                 c.snippet = hit.snippet
 
-    def _reason(self, ctx: ScoutContext, hit: FullTextHit, highlighted: bool) -> str:
-        title_words = set(words(hit.title))
+    def _reason(self, ctx: ScoutContext, title: str, score: float, snippet: str = "") -> str:
+        """The scout's reason for a note: the query words its title holds, and with the
+        highlighted ``snippet`` (shown notes only), those its text matched."""
+        title_words = _title_words(title)
         in_title = [t for t in ctx.terms if t in title_words]
-        in_text = (
-            [
-                t
-                for t in dict.fromkeys(w.lower() for w in _HIGHLIGHT.findall(hit.snippet))
-                if t not in STOPWORDS and t not in in_title
-            ]
-            if highlighted
-            else []
-        )
+        in_text = [
+            t
+            for t in dict.fromkeys(w.lower() for w in _HIGHLIGHT.findall(snippet))
+            if t not in STOPWORDS and t not in in_title
+        ]
         parts = []
         if in_title:
             parts.append(f"matched {_quote(in_title)} in title")
         if in_text:
             parts.append(f"matched {_quote(in_text)} in text")
         detail = "; ".join(parts) or "query words in text"
-        return f"lexical: {detail} (BM25 {hit.score:.1f})"
+        return f"lexical: {detail} (BM25 {score:.1f})"
+
+
+@lru_cache(maxsize=1 << 14)
+def _title_words(title: str) -> frozenset[str]:
+    """The words of a note title, kept per title: the same notes' titles are matched
+    against query after query."""
+    return frozenset(words(title))
 
 
 class ExactAliasScout:

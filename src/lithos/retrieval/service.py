@@ -373,7 +373,8 @@ class RetrievalService:
         self, pool: dict[str, Candidate], ctx: ScoutContext, run: _Run, receipt_id: str, heat: Heat
     ) -> tuple[Retrieval, list[ReceiptNode]]:
         cfg = self.settings
-        note_types = self.catalog.note_types(list(pool))
+        # From the link graph, in step with the catalog: no database round trip.
+        note_types = self.graph.note_types(pool)
         pool = {k: c for k, c in pool.items() if k in note_types}  # deleted since a scout ran
         stats = self.stats.node_stats(list(pool))
         pool_vectors = self.vectors.note_vectors(pool) if cfg.weights.focus_weight else None

@@ -31,19 +31,27 @@ class _Links:
     resolver: LinkResolver = field(default_factory=LinkResolver)
     titles: dict[str, str] = field(default_factory=dict)
     paths: dict[str, str] = field(default_factory=dict)
+    note_types: dict[str, str] = field(default_factory=dict)
     targets: dict[str, tuple[str, ...]] = field(default_factory=dict)
     sources: Groups = field(default_factory=Groups)  # target key -> linking notes
     by_title: Groups = field(default_factory=Groups)  # lower-case title -> notes
     by_key: dict[int, str] = field(default_factory=dict)  # id_key(note id) -> note id
 
     def put(
-        self, note_id: str, path: str, title: str, aliases: Iterable[str], targets: Iterable[str]
+        self,
+        note_id: str,
+        path: str,
+        title: str,
+        aliases: Iterable[str],
+        targets: Iterable[str],
+        note_type: str,
     ) -> None:
         self.drop(note_id)
         self.resolver.add(note_id, path, aliases, title)
         self.titles[note_id] = title
         self.by_title.add(title.strip().lower(), note_id)
         self.paths[note_id] = path
+        self.note_types[note_id] = note_type
         self.by_key[id_key(note_id)] = note_id
         self.targets[note_id] = tuple(targets)
         for target in self.targets[note_id]:
@@ -54,6 +62,7 @@ class _Links:
         title = self.titles.pop(note_id, None)
         if title is not None:
             self.by_title.discard(title.strip().lower(), note_id)
+        self.note_types.pop(note_id, None)
         if self.paths.pop(note_id, None) is not None:
             key = id_key(note_id)
             if self.by_key.get(key) == note_id:
@@ -92,7 +101,10 @@ class LinkGraph:
         with self._lock:
             if self._links is not None:
                 for r in records:
-                    self._links.put(r.note.id, r.note.path, r.note.title, r.note.aliases, r.links)
+                    note = r.note
+                    self._links.put(
+                        note.id, note.path, note.title, note.aliases, r.links, note.note_type
+                    )
 
     def forgotten(self, note_id: str) -> None:
         with self._lock:
@@ -207,6 +219,13 @@ class LinkGraph:
         wanted = list(note_ids)
         return self._read(lambda links: {n: links.titles[n] for n in wanted if n in links.titles})
 
+    def note_types(self, note_ids: Iterable[str]) -> dict[str, str]:
+        """``id -> note_type`` of the given notes that exist."""
+        wanted = list(note_ids)
+        return self._read(
+            lambda links: {n: links.note_types[n] for n in wanted if n in links.note_types}
+        )
+
     def keyed(self, keys: Iterable[int]) -> dict[int, tuple[str, str]]:
         """``(id, title)`` of the known note behind each of ``keys`` (a note id's
         :func:`~lithos.store.fulltext.id_key`, as a full-text ranking names its documents);
@@ -256,8 +275,8 @@ class LinkGraph:
     def _build(self) -> _Links:
         links = _Links()
         targets = self._catalog.links()
-        for note_id, path, title, aliases in self._catalog.link_rows():
-            links.put(note_id, path, title, aliases, targets.get(note_id, ()))
+        for note_id, path, title, aliases, note_type in self._catalog.link_rows():
+            links.put(note_id, path, title, aliases, targets.get(note_id, ()), note_type)
         return links
 
 

@@ -329,14 +329,6 @@ class Catalog:
         rows = self.db.call(lambda c: c.execute(sql, unique).fetchall())
         return {row["id"]: _entry(row) for row in rows}
 
-    def note_types(self, note_ids: Sequence[str]) -> dict[str, str]:
-        """``id -> note_type`` for the ids that exist, in one query (no entry decoded)."""
-        unique = list(dict.fromkeys(note_ids))
-        if not unique:
-            return {}
-        sql = f"SELECT id, note_type FROM notes WHERE id IN ({','.join('?' * len(unique))})"
-        return dict(self.db.call(lambda c: c.execute(sql, unique).fetchall()))
-
     def by_path(self, path: str) -> CatalogEntry | None:
         rows = self.db.call(
             lambda c: c.execute("SELECT * FROM notes WHERE path = ?", (path,)).fetchall()
@@ -369,12 +361,12 @@ class Catalog:
         rows = self.db.call(lambda c: c.execute("SELECT * FROM notes").fetchall())
         return [_entry(r) for r in rows]
 
-    def link_rows(self) -> list[tuple[str, str, str, tuple[str, ...]]]:
-        """(id, path, title, aliases) of every note: what the link graph needs, read lightly."""
-        rows = self.db.call(
-            lambda c: c.execute("SELECT id, path, title, aliases FROM notes").fetchall()
-        )
-        return [(r[0], r[1], r[2], _strings(r[3])) for r in rows]
+    def link_rows(self) -> list[tuple[str, str, str, tuple[str, ...], str]]:
+        """(id, path, title, aliases, note_type) of every note: what the link graph needs,
+        read lightly."""
+        sql = "SELECT id, path, title, aliases, note_type FROM notes"
+        rows = self.db.call(lambda c: c.execute(sql).fetchall())
+        return [(r[0], r[1], r[2], _strings(r[3]), r[4]) for r in rows]
 
     def tagged(self, tags: Sequence[str], limit: int) -> list[tuple[str, str, tuple[str, ...]]]:
         """``(id, updated_at, matched tags)`` of notes carrying any of ``tags`` (compared
