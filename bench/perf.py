@@ -77,6 +77,9 @@ def prepare_vectors(
             cache.save(data_dir, store)
         seconds = time.perf_counter() - started
         left = app.vectors.counts().pending_chunks
+        # As a steady server: the matrix snapshot saved, so the embedding worker's save
+        # (SNAPSHOT_SETTLE after the matrices were read or changed) cannot run beside the loop.
+        app.vectors.save_snapshot()
         searches = in_process_searches(app, calls, 0.0 if synthetic else None)
     finally:
         app.close()
@@ -125,7 +128,7 @@ def in_process_searches(
         cutoff = None if mode == "fulltext" else threshold
         await app.search.search("warm up", mode=mode, threshold=cutoff)
         samples, found = [], 0
-        for i in range(max(calls, 20)):
+        for i in range(calls):
             query = workload.QUERIES[i % len(workload.QUERIES)]
             started = time.perf_counter()
             result = await app.search.search(query, mode=mode, threshold=cutoff)
@@ -136,7 +139,7 @@ def in_process_searches(
     async def retrieve() -> dict[str, float]:
         await app.retrieval.retrieve(RetrievalQuery("warm up"))
         samples = []
-        for i in range(max(calls, 20)):
+        for i in range(calls):
             query = workload.QUERIES[i % len(workload.QUERIES)]
             started = time.perf_counter()
             await app.retrieval.retrieve(RetrievalQuery(query, agent_id="bench"))
@@ -222,8 +225,10 @@ def measure_size(pages: list[corpus.Page], root: Path, args: argparse.Namespace)
     }
     log(f"size {size}: embedding into the vector cache")
     result["embedding"] = prepare_vectors(
-        pages, root, args.embed_timeout, args.calls, args.synthetic_vectors
+        pages, root, args.embed_timeout, args.in_process_calls, args.synthetic_vectors
     )
+    if args.in_process_only:
+        return result
 
     data_dir = root / "data"
     corpus.copy_into(pages, data_dir / "knowledge")
@@ -281,6 +286,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 3000, 10000])
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
     parser.add_argument("--calls", type=int, default=50, help="timed calls per tool")
+    parser.add_argument(
+        "--in-process-calls",
+        type=int,
+        default=200,
+        help="timed calls per search mode in the in-process loop (cheap: p95 needs many)",
+    )
+    parser.add_argument(
+        "--in-process-only",
+        action="store_true",
+        help="only the set-up and the in-process search loop (no server); own output file",
+    )
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 10, 50])
     parser.add_argument("--session-calls", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=20, help="time bound per session loop")
@@ -296,9 +312,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.calls, args.session_calls, args.seconds = [200], 5, 10, 5
+        args.in_process_calls = 20
         args.sessions, args.edits, args.write_cap = [1, 10], 3, 50
 
     name = "perf-quick" if args.quick else "perf"
+    if args.in_process_only:
+        name += "-in-process"
     previous = args.out / f"{name}.json"
     kept = []
     if args.merge and previous.exists():
@@ -315,6 +334,11 @@ def main(argv: list[str] | None = None) -> int:
             merged = sorted(kept + results, key=lambda size: size["notes"])
             path = machine.write_result(args.out, name, {"quick": args.quick, "sizes": merged})
             log(f"wrote {path}")
+    if args.in_process_only:
+        for size in results:
+            searches = size["embedding"]["search_in_process_ms"]
+            print(f"{size['notes']} notes in-process: {json.dumps(searches)}")
+        return 0
     errors = sum(run["errors"] for size in results for run in size["concurrency"])
     for size in results:
         lat = size["latency_ms"]
