@@ -606,6 +606,7 @@ class LithosApp:
             self.consolidation_worker = None
         self.embedding.stop()
         self.search.close()
+        self.retrieval.close()
         self.committer.stop()  # commits what writes staged, ending their marks
         try:
             self.indexer.forget_finished_marks()

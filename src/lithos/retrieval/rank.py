@@ -44,7 +44,10 @@ def merge(pool: dict[str, Candidate], scout: str, hits: Sequence[ScoutHit]) -> N
 
 def evidence_score(candidate: Candidate, weights: Mapping[str, float]) -> float:
     """Terrace 0: the weighted sum of every scout's calibrated score."""
-    return sum(weights.get(scout, 0.0) * value for scout, value in candidate.evidence.items())
+    total = 0.0  # a loop, not sum() over a generator: this runs for every pooled note
+    for scout, value in candidate.evidence.items():
+        total += weights.get(scout, 0.0) * value
+    return total
 
 
 def focus(
@@ -75,9 +78,11 @@ def focus(
     norm = float(np.linalg.norm(centroid))
     if norm == 0:
         return
-    closeness = {n: float(v @ centroid) / norm for n, v in vectors.items() if n in pool}
-    scaled = min_max(list(closeness.values()))
-    for (note, value), share in zip(closeness.items(), scaled, strict=True):
+    notes = [n for n in vectors if n in pool]
+    # One matrix product for the whole pool rather than a product per note.
+    values = ((np.stack([vectors[n] for n in notes]) @ centroid).astype(np.float64) / norm).tolist()
+    scaled = min_max(values)
+    for note, value, share in zip(notes, values, scaled, strict=True):
         gain = weight * share
         c = pool[note]
         c.score += gain

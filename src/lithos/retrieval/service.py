@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
@@ -66,6 +68,9 @@ log = logging.getLogger("lithos.retrieval")
 # lithos_node_stats: the partners shown, counted over the note's latest receipts.
 PARTNERS = 10
 PARTNER_WINDOW = 1000
+# Threads the scouts of all retrievals share: a retrieval runs on one thread and hands each
+# scout but none of its own work to these (docs/concurrency.md).
+SCOUT_THREADS = 8
 
 
 @dataclass(frozen=True)
@@ -127,6 +132,23 @@ class RetrievalService:
         self.clock = clock
         self.concepts = concepts
         self.detect = detect
+        self._executor: ThreadPoolExecutor | None = None
+        self._executor_lock = threading.Lock()
+
+    def close(self) -> None:
+        """Stop the scout threads (after the running retrievals' scouts finish)."""
+        with self._executor_lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
+
+    def _scout_pool(self) -> ThreadPoolExecutor:
+        with self._executor_lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(
+                    max_workers=SCOUT_THREADS, thread_name_prefix="lithos-scout"
+                )
+            return self._executor
 
     async def retrieve(self, query: RetrievalQuery) -> Retrieval:
         """Ranked, explained notes for ``query``. Raises ``LcmaDisabled`` when retrieval is
@@ -204,32 +226,11 @@ class RetrievalService:
     async def _pipeline(
         self, query: RetrievalQuery, now: datetime, run: _Run, receipt_id: str
     ) -> tuple[Retrieval, list[ReceiptNode]]:
-        clock = time.perf_counter()
-        eligibility = await asyncio.to_thread(self._eligibility, query)
-        ctx = ScoutContext(query, eligibility, now, self.settings.scout_depth, self._embed)
-        pool: dict[str, Candidate] = {}
-        first: list[tuple[str, Callable[[], list[ScoutHit]]]] = [
-            (s.name, partial(s.find, ctx)) for s in self.phase_a
-        ]
-        await self._run_scouts(first, pool, run)
-        run.timings["phase_a"] = _ms(clock)
-        clock = time.perf_counter()
-        seeds = await asyncio.to_thread(self._seeds, pool, query.seeds)
-        if seeds:
-            second: list[tuple[str, Callable[[], list[ScoutHit]]]] = [
-                (s.name, partial(s.expand, ctx, seeds)) for s in self.phase_b
-            ]
-            await self._run_scouts(second, pool, run)
-        run.timings["phase_b"] = _ms(clock)
-        heat = await self._explore(pool, ctx, run)
-        run.considered = len(pool)
-        clock = time.perf_counter()
-        # Terrace 1 annotates the candidates it ranks; a follow-up reranks a clean copy.
-        kept = _copied(pool) if self.interpreter is not None else {}
-        retrieval, nodes = await asyncio.to_thread(
-            self._terrace_one, pool, ctx, run, receipt_id, heat
+        # Terrace 0 and 1 run on one worker thread, handing only the scouts to the scout
+        # threads: a hop through the event loop for each step cost more than most steps.
+        retrieval, nodes, ctx, heat, kept = await asyncio.to_thread(
+            self._terrace_one_answer, query, now, run, receipt_id
         )
-        run.timings["rerank"] = _ms(clock)
         if self.interpreter is not None:
             clock = time.perf_counter()
             step = _TerraceStep(self.interpreter, ctx, heat, run, kept, receipt_id)
@@ -238,6 +239,38 @@ class RetrievalService:
                 retrieval, nodes = interpreted, _receipt_nodes(interpreted.results)
                 run.timings["terrace_2"] = _ms(clock)
         return retrieval, nodes
+
+    def _terrace_one_answer(
+        self, query: RetrievalQuery, now: datetime, run: _Run, receipt_id: str
+    ) -> tuple[Retrieval, list[ReceiptNode], ScoutContext, Heat, dict[str, Candidate]]:
+        """Phase A, Phase B, temperature (and exploration) and Terrace 1; also the context,
+        the heat and an unranked copy of the pool (empty without an interpreter) for
+        Terrace 2."""
+        clock = time.perf_counter()
+        eligibility = self._eligibility(query)
+        ctx = ScoutContext(query, eligibility, now, self.settings.scout_depth, self._embed)
+        pool: dict[str, Candidate] = {}
+        first: list[tuple[str, Callable[[], list[ScoutHit]]]] = [
+            (s.name, partial(s.find, ctx)) for s in self.phase_a
+        ]
+        self._run_scouts(first, pool, run)
+        run.timings["phase_a"] = _ms(clock)
+        clock = time.perf_counter()
+        seeds = self._seeds(pool, query.seeds)
+        if seeds:
+            second: list[tuple[str, Callable[[], list[ScoutHit]]]] = [
+                (s.name, partial(s.expand, ctx, seeds)) for s in self.phase_b
+            ]
+            self._run_scouts(second, pool, run)
+        run.timings["phase_b"] = _ms(clock)
+        heat = self._explore(pool, ctx, run)
+        run.considered = len(pool)
+        clock = time.perf_counter()
+        # Terrace 1 annotates the candidates it ranks; a follow-up reranks a clean copy.
+        kept = _copied(pool) if self.interpreter is not None else {}
+        retrieval, nodes = self._terrace_one(pool, ctx, run, receipt_id, heat)
+        run.timings["rerank"] = _ms(clock)
+        return retrieval, nodes, ctx, heat, kept
 
     async def _terrace_two(self, step: _TerraceStep, retrieval: Retrieval) -> Retrieval:
         """The language model's pass when :func:`should_use_llm_pass` asks for it, then its
@@ -287,7 +320,8 @@ class RetrievalService:
             jobs: list[tuple[str, Callable[[], list[ScoutHit]]]] = [
                 (s.name, partial(s.find, ctx)) for s in self.phase_a
             ]
-            await self._run_scouts(jobs, found, _Run(fired=[], failed=[], timings={}))
+            quiet = _Run(fired=[], failed=[], timings={})
+            await asyncio.to_thread(self._run_scouts, jobs, found, quiet)
             for c in found.values():
                 c.score = rank.evidence_score(c, self.settings.weights.scout_weights)
             reason = f"follow-up: found for the model's follow-up query '{text}'"
@@ -303,11 +337,11 @@ class RetrievalService:
         )
         return widened
 
-    async def _explore(self, pool: dict[str, Candidate], ctx: ScoutContext, run: _Run) -> Heat:
+    def _explore(self, pool: dict[str, Candidate], ctx: ScoutContext, run: _Run) -> Heat:
         """Measure the temperature of the best candidates so far; when hot, let the
         exploration scouts add to the pool (Terrace 1 then reranks all of it)."""
         clock = time.perf_counter()
-        top, heat = await asyncio.to_thread(self._measure, pool)
+        top, heat = self._measure(pool)
         run.timings["temperature"] = _ms(clock)
         if heat.hot and self.settings.exploration.enabled and self.exploration:
             clock = time.perf_counter()
@@ -315,7 +349,7 @@ class RetrievalService:
             jobs: list[tuple[str, Callable[[], list[ScoutHit]]]] = [
                 (s.name, partial(s.explore, ctx, shown, dict(pool))) for s in self.exploration
             ]
-            await self._run_scouts(jobs, pool, run)
+            self._run_scouts(jobs, pool, run)
             run.timings["exploration"] = _ms(clock)
         return heat
 
@@ -328,22 +362,24 @@ class RetrievalService:
         scores = {c.note_id: c.score for c in best}
         return top, self.thermometer.measure(top, self.vectors.note_vectors(top), scores)
 
-    async def _run_scouts(
+    def _run_scouts(
         self,
         jobs: Sequence[tuple[str, Callable[[], list[ScoutHit]]]],
         pool: dict[str, Candidate],
         run: _Run,
     ) -> None:
-        outcomes = await asyncio.gather(
-            *(asyncio.to_thread(job) for _, job in jobs), return_exceptions=True
-        )
-        for (name, _), outcome in zip(jobs, outcomes, strict=True):
-            if isinstance(outcome, BaseException):
-                log.warning("%s failed: %r", name, outcome, exc_info=outcome)
+        """Run ``jobs`` concurrently on the scout threads and merge their hits into ``pool``
+        in the order of ``jobs``; a job that raises is logged and listed as failed."""
+        executor = self._scout_pool()
+        futures = [executor.submit(job) for _, job in jobs]
+        for (name, _), future in zip(jobs, futures, strict=True):
+            error = future.exception()
+            if error is not None:
+                log.warning("%s failed: %r", name, error, exc_info=error)
                 run.failed.append(name)
                 continue
             run.fired.append(name)
-            rank.merge(pool, name, outcome)
+            rank.merge(pool, name, future.result())
 
     def _embed(self, text: str) -> QueryVectors:
         return self.vectors.embed_query(text)
