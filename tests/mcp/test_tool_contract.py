@@ -3,12 +3,14 @@ described arguments, behaviour hints and a typed (non-open) output schema."""
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any
 
 from fastmcp import Client
 
 from lithos.app import LithosApp
+from lithos.mcp.registry import LithosTool
 from lithos.mcp.server import create_server
 from tests.support import call
 
@@ -83,3 +85,17 @@ async def test_the_header_check_sees_each_tools_input_schema_as_tools_list_shows
         listed = {tool.name: tool.input_schema for tool in await client.list_tools()}
         assert {name: lookup(name) for name in listed} == listed
         assert lookup("lithos_no_such_tool") is None
+
+
+async def test_each_tool_is_described_by_its_handlers_whole_docstring(app: LithosApp):
+    """Tools are built without FastMCP's docstring parse (Lithos's docstrings have no
+    argument sections): the description is still the whole docstring, which the handler
+    keeps."""
+    server = create_server(app)
+    tools = await server.list_tools(run_middleware=False)
+    assert len(tools) > 30
+    for tool in tools:
+        assert isinstance(tool, LithosTool), tool.name
+        doc = inspect.getdoc(tool.fn)
+        assert doc, tool.name
+        assert tool.description == doc, tool.name

@@ -12,8 +12,9 @@ text; the published input and output schemas are FastMCP's own.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import mcp.types as mt
 import pydantic_core
@@ -85,6 +86,26 @@ _WIRE_DUMP: dict[str, Any] = {"by_alias": True, "mode": "json", "exclude_none": 
 _WIRE_TEMPLATE = mt.CallToolResult(content=[], structured_content={}).model_dump(**_WIRE_DUMP)
 
 
+def described_tool(handler: Callable[..., Any], annotations: mt.ToolAnnotations) -> LithosTool:
+    """The tool of ``handler``, described by its whole docstring.
+
+    FastMCP parses every tool's docstring with griffe (Google, NumPy and Sphinx parsers in
+    turn, twice a function) for argument descriptions; Lithos gives each argument a Field
+    description and writes no such sections, so the parse finds none and the description is
+    the whole docstring. Built with the docstring hidden and given as the description, the
+    tool is the same without the parse (~0.1-0.2 s of start-up, griffe's import included).
+    """
+    description = inspect.getdoc(handler)
+    doc, handler.__doc__ = handler.__doc__, None
+    try:
+        tool = LithosTool.from_function(
+            handler, description=description, annotations=annotations, task=False
+        )
+    finally:
+        handler.__doc__ = doc
+    return cast(LithosTool, tool)
+
+
 class ToolRegistry:
     """Registers the tool groups' handlers on a server as :class:`LithosTool`."""
 
@@ -96,9 +117,7 @@ class ToolRegistry:
         its docstring, its arguments and result by its signature (as ``FastMCP.tool``)."""
 
         def register(handler: Handler) -> Handler:
-            self._server.add_tool(
-                LithosTool.from_function(handler, annotations=annotations, task=False)
-            )
+            self._server.add_tool(described_tool(handler, annotations))
             return handler
 
         return register
