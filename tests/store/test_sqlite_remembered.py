@@ -65,3 +65,17 @@ def test_values_are_remembered_per_key(db: Database) -> None:
     assert db.remembered(("rows", "b"), count_rows(computed)) == 1
     assert db.remembered(("rows", "a"), count_rows(computed)) == 1
     assert len(computed) == 2
+
+
+def test_held_answers_only_what_remembered_would_without_the_database_thread(
+    db: Database,
+) -> None:
+    computed: list[int] = []
+    assert db.held("rows") is None  # never read
+    assert db.remembered("rows", count_rows(computed)) == 0
+    assert db.held("rows") == 0
+    assert db.held("other") is None
+    db.call(lambda conn: conn.execute("INSERT INTO t VALUES (1)"))
+    assert db.held("rows") is None  # a write returned since: only the database thread knows
+    assert db.remembered("rows", count_rows(computed)) == 1
+    assert db.held("rows") == 1

@@ -20,12 +20,16 @@ from lithos.domain.scope import Scope
 from lithos.domain.tags import filter_tags
 from lithos.errors import IndexUnavailable, InvalidInput
 from lithos.store.catalog import Catalog
-from lithos.store.fulltext import FullTextHit, FullTextIndex, TextRanking, id_key
+from lithos.store.fulltext import FullTextIndex, TextRanking, id_key
 from lithos.store.lifecycle import StoreKeeper
 from lithos.store.vectors import RankedChunk, VectorStore
 
 Mode = Literal["fulltext", "semantic", "hybrid"]
 CANDIDATES = 100  # how deep each retriever goes before hybrid fusion
+# A full-text search of at most this many results that waits on no other thread runs on the
+# caller's event loop (see SearchService._held_hidden): about a millisecond of work, less
+# than handing it to a worker thread and back, which holds the GIL as long in any case.
+INLINE_RESULTS = 20
 SEARCH_THREADS = 4  # full-text halves of hybrid searches running at once
 
 
@@ -85,7 +89,11 @@ class SearchService:
         missing: IndexUnavailable | None = None
         if mode == "fulltext":
             self._require("fulltext")
-            hits = await asyncio.to_thread(self.fulltext_hits, query, capped, search_filter)
+            held = self._held_hidden(query, capped, search_filter)
+            if held is not None:
+                hits = self.fulltext_hits(query, capped, search_filter, hidden=held)
+            else:
+                hits = await asyncio.to_thread(self.fulltext_hits, query, capped, search_filter)
         elif mode == "semantic":
             self._require("vectors")
             hits = await asyncio.to_thread(
@@ -120,25 +128,17 @@ class SearchService:
         search_filter: SearchFilter | None = None,
         syntax: bool = True,
         highlight: int | None = None,
+        hidden: AbstractSet[str] | None = None,
     ) -> list[dict[str, Any]]:
         """The ``limit`` best BM25 hits that pass ``search_filter``, filtered inside the
-        query: tags, author and path by the index, the rest by ids from the catalog."""
-        hits = self._text_hits(query, limit, search_filter, syntax, highlight)
+        query: tags, author and path by the index, the rest by ids from the catalog;
+        ``hidden``: the scope's hidden ids, if read already."""
+        ranking = self._text_ranking(query, limit, search_filter or SearchFilter(), syntax, hidden)
+        hits = self.fulltext.hits(ranking, highlight=highlight)
         return [
             {"id": h.id, "title": h.title, "path": h.path, "snippet": h.snippet, "score": h.score}
             for h in hits
         ]
-
-    def _text_hits(
-        self,
-        query: str,
-        limit: int,
-        search_filter: SearchFilter | None,
-        syntax: bool = True,
-        highlight: int | None = None,
-    ) -> list[FullTextHit]:
-        ranking = self._text_ranking(query, limit, search_filter or SearchFilter(), syntax)
-        return self.fulltext.hits(ranking, highlight=highlight)
 
     def _text_ranking(
         self,
@@ -284,6 +284,22 @@ class SearchService:
                 }
             )
         return results
+
+    def _held_hidden(
+        self, query: str, limit: int, search_filter: SearchFilter
+    ) -> AbstractSet[str] | None:
+        """The scope's hidden ids when a full-text search of ``query`` can run on the
+        caller's thread without waiting on another one (the ids held in memory, no catalog
+        query, no commit first, a short result), else None."""
+        if limit > INLINE_RESULTS or search_filter.needs_catalog:
+            return None
+        if search_filter.scope is None:
+            hidden: AbstractSet[str] | None = frozenset()
+        else:
+            hidden = self.catalog.hidden_ids_held(search_filter.scope)
+        if hidden is None or not self.fulltext.never_commits(query):
+            return None
+        return hidden
 
     def _require(self, index: str) -> None:
         if self._stores is not None:

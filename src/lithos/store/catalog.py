@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from lithos.domain.filters import SearchFilter
 from lithos.domain.metadata import AccessScope, NoteStatus, NoteType
@@ -458,8 +458,16 @@ class Catalog:
             return frozenset(r[0] for r in conn.execute(sql, params).fetchall())
 
         if self._sole_writer:
-            return self.db.remembered(("hidden", scope.agent_id, scope.task_id), read)
+            return self.db.remembered(_hidden_key(scope), read)
         return self.db.call(read)
+
+    def hidden_ids_held(self, scope: Scope) -> frozenset[str] | None:
+        """:meth:`hidden_ids` when a sole writer can answer it without going to the database
+        thread (it read them since its last write), else None: for a caller that must not
+        wait on that thread."""
+        if not self._sole_writer:
+            return None
+        return cast("frozenset[str] | None", self.db.held(_hidden_key(scope)))
 
     def derived_from(self, note_ids: Sequence[str]) -> dict[str, list[str]]:
         """The ``derived_from_ids`` of each given note that has any."""
@@ -735,6 +743,10 @@ def _entry(row: sqlite3.Row) -> CatalogEntry:
         source_url=row["source_url"],
         expires_at=row["expires_at"],
     )
+
+
+def _hidden_key(scope: Scope) -> tuple[str, str | None, str | None]:
+    return ("hidden", scope.agent_id, scope.task_id)
 
 
 def _provenance_sql(key: str, value: str, note_ids: Sequence[str]) -> str:

@@ -506,6 +506,12 @@ class FullTextIndex:
                 snippets,
             )
 
+    def never_commits(self, query: str, syntax: bool = True) -> bool:
+        """Whether searching ``query`` can never commit staged changes first (the overlay can
+        evaluate it; see :meth:`rank`): such a search waits on no commit and no fsync."""
+        _, parsed = self._parsed(query, syntax)
+        return not parsed.strip() or compiled(parsed) is not None
+
     def _overlay_for(self, parsed: str) -> tuple[OverlayView, Node | None]:
         """The staged changes a search must merge, and the query compiled for them. A query
         the overlay cannot evaluate commits the staged changes first and searches the disk."""

@@ -200,6 +200,12 @@ class Database:
 
         return self.call(run)
 
+    def held(self, key: Hashable) -> object | None:
+        """What :meth:`remembered` would answer for ``key`` without going to the database
+        thread, or None when it would have to go there."""
+        held = self._remembered.get(key)
+        return held[1] if held is not None and held[0] == self.changes else None
+
     async def run(self, fn: Callable[[sqlite3.Connection], T], durable: bool = True) -> T:
         """Like :meth:`call`, awaited without blocking the event loop."""
         try:
