@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
@@ -60,6 +58,7 @@ from lithos.retrieval.terrace import (
 )
 from lithos.services.edges import EdgeService
 from lithos.services.graph import LinkGraph
+from lithos.services.threads import LazyPool
 from lithos.store.catalog import Catalog, CatalogEntry
 from lithos.store.stats import StatsStore
 from lithos.store.vectors import VectorStore
@@ -132,23 +131,11 @@ class RetrievalService:
         self.clock = clock
         self.concepts = concepts
         self.detect = detect
-        self._executor: ThreadPoolExecutor | None = None
-        self._executor_lock = threading.Lock()
+        self._scouts = LazyPool(SCOUT_THREADS, "lithos-scout")
 
     def close(self) -> None:
         """Stop the scout threads (after the running retrievals' scouts finish)."""
-        with self._executor_lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True)
-
-    def _scout_pool(self) -> ThreadPoolExecutor:
-        with self._executor_lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(
-                    max_workers=SCOUT_THREADS, thread_name_prefix="lithos-scout"
-                )
-            return self._executor
+        self._scouts.close()
 
     async def retrieve(self, query: RetrievalQuery) -> Retrieval:
         """Ranked, explained notes for ``query``. Raises ``LcmaDisabled`` when retrieval is
@@ -370,7 +357,7 @@ class RetrievalService:
     ) -> None:
         """Run ``jobs`` concurrently on the scout threads and merge their hits into ``pool``
         in the order of ``jobs``; a job that raises is logged and listed as failed."""
-        executor = self._scout_pool()
+        executor = self._scouts.get()
         futures = [executor.submit(job) for _, job in jobs]
         for (name, _), future in zip(jobs, futures, strict=True):
             error = future.exception()

@@ -7,10 +7,8 @@ is warmed in the background at start-up, so the first query does not pay for loa
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable, Collection
 from collections.abc import Set as AbstractSet
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -19,6 +17,7 @@ from lithos.domain.fusion import convex, reciprocal_rank
 from lithos.domain.scope import Scope
 from lithos.domain.tags import filter_tags
 from lithos.errors import IndexUnavailable, InvalidInput
+from lithos.services.threads import LazyPool
 from lithos.store.catalog import Catalog
 from lithos.store.fulltext import FullTextIndex, TextRanking, id_key
 from lithos.store.lifecycle import StoreKeeper
@@ -55,8 +54,7 @@ class SearchService:
         self.fusion = fusion
         self.hybrid_alpha = hybrid_alpha
         self.rrf_k = rrf_k
-        self._executor: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
+        self._pool = LazyPool(SEARCH_THREADS, "lithos-search")
         self._stores = stores
 
     async def search(
@@ -217,7 +215,7 @@ class SearchService:
         text_future = None
         if without != "fulltext":
             # The query read as plain words (syntax=False), CANDIDATES deep.
-            text_future = self._pool().submit(
+            text_future = self._pool.get().submit(
                 self._text_ranking, query, CANDIDATES, search_filter, False, hidden
             )
         semantic: list[RankedChunk] = []
@@ -249,7 +247,7 @@ class SearchService:
         # read; here when there are none (a hop to another thread costs more than it saves).
         read_future = None
         if ranking is not None and found and wanted:
-            read_future = self._pool().submit(self.fulltext.hits, ranking, found)
+            read_future = self._pool.get().submit(self.fulltext.hits, ranking, found)
         passages = {hit.note_id: hit.text for hit in self.vectors.texts(wanted)}
         entries = self.catalog.get_many(list(passages))
         if read_future is not None:
@@ -318,20 +316,9 @@ class SearchService:
             raise missing[0]
         return missing[0] if missing else None
 
-    def _pool(self) -> ThreadPoolExecutor:
-        with self._pool_lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(
-                    max_workers=SEARCH_THREADS, thread_name_prefix="lithos-search"
-                )
-            return self._executor
-
     def close(self) -> None:
         """Stop the search threads (after the running searches finish)."""
-        with self._pool_lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=True)
+        self._pool.close()
 
     def tags(self, scope: Scope | None = None) -> dict[str, Any]:
         """Notes per tag, counting only the notes ``scope`` may see (default: anonymous)."""
