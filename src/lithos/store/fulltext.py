@@ -787,7 +787,9 @@ def _regex_literal(text: str) -> str:
 
 
 class _Snippets:
-    """Highlighted snippets for the hits of one query on one searcher."""
+    """Highlighted snippets for the hits of one query on one searcher. A text met before
+    (the same page kept as several notes) gets the snippet made for it then: a snippet is a
+    function of the text and the query alone."""
 
     def __init__(
         self,
@@ -812,11 +814,23 @@ class _Snippets:
         if query_node is not None:
             frequencies = {term: searcher.doc_freq("content", term) for term in self._terms}
             self._weights = term_weights(self._terms, searcher.num_docs, frequencies)
+        # Texts highlighted so far and their snippets, by length: comparing two texts of
+        # equal length is cheaper than hashing a long one.
+        self._made: dict[int, list[tuple[str, str]]] = {}
 
     def of_staged(self, content: str) -> str:
         return overlay_snippet(content, self._terms)
 
     def of_committed(self, content: str) -> str:
+        same_length = self._made.setdefault(len(content), [])
+        for text, snippet in same_length:
+            if text == content:
+                return snippet
+        snippet = self._highlighted(content)
+        same_length.append((content, snippet))
+        return snippet
+
+    def _highlighted(self, content: str) -> str:
         if self._weights is None:
             start, end = 0, len(content)
         else:
