@@ -51,11 +51,13 @@ class Server:
         json_response: bool = False,
         embed: bool = True,
         bare: bool = False,
+        lithos: Path | None = None,
     ) -> None:
         """``floor`` serves through bench/floor_server.py (Lithos plus the trivial
         ``bench_noop`` tool), there without the embedding worker unless ``embed``;
         ``json_response`` answers POSTs with JSON instead of SSE; ``bare`` serves
-        bench/bare_server.py (FastMCP alone, no Lithos: the start-up floor)."""
+        bench/bare_server.py (FastMCP alone, no Lithos: the start-up floor); ``lithos`` is
+        another ``lithos`` executable to serve with (another tree's, for an A/B)."""
         self.data_dir = data_dir
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
@@ -66,6 +68,7 @@ class Server:
         self._json_response = json_response
         self._embed = embed
         self._bare = bare
+        self._lithos = lithos or LITHOS
         self._process: subprocess.Popen[bytes] | None = None
         self.startup_s = 0.0
         self.spawned_at = 0.0  # time.perf_counter() when the process was spawned
@@ -80,7 +83,7 @@ class Server:
             command += ["--json-response"] if self._json_response else []
             command += [] if self._embed else ["--no-embed"]
         else:
-            command = [str(LITHOS), "--data-dir", str(self.data_dir), "serve"]
+            command = [str(self._lithos), "--data-dir", str(self.data_dir), "serve"]
             command += ["--transport", "http", "--host", "127.0.0.1", "--port", str(self.port)]
             if not self._watch:
                 command.append("--no-watch")

@@ -140,6 +140,10 @@ class LithosApp:
         self._checker: threading.Thread | None = None
         self._checked = threading.Event()
         self.index_check: IndexCheckState = "off"
+        # Background work start(defer_background=True) left to begin_background(); None
+        # once closed.
+        self._deferred: list[Callable[[], None]] | None = []
+        self._deferred_lock = threading.Lock()
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -264,6 +268,7 @@ class LithosApp:
             clock=self.clock,
         )
         self.retrieval = self.build_retrieval()
+        self._deferred = []
         self.feedback = TaskCompletion(
             self.coordination,
             self.stats_store,
@@ -455,6 +460,7 @@ class LithosApp:
         embed: bool = True,
         progress: Progress | None = None,
         check_in_background: bool = False,
+        defer_background: bool = False,
     ) -> ReconcileReport | None:
         """Verify and repair every index against the files, then start background work;
         returns the index check's report.
@@ -463,7 +469,12 @@ class LithosApp:
         once the workers and the watcher are started, so the caller can serve at once (see
         :meth:`wait_checked`); returns ``None`` then. Not when the catalog must be filled
         first (rebuilt, re-derived, or ``index.rebuild_on_start``): reads, lists and every
-        search filter depend on it, so that check runs before this returns."""
+        search filter depend on it, so that check runs before this returns.
+
+        With ``defer_background`` the check beside serving and the embedding worker (which
+        first loads the model and the search matrices) wait for :meth:`begin_background`, so
+        that they do not share the cores with the server's own start-up; every other worker
+        and the watcher start here as usual."""
         if not self._opened:
             self.open()
         clear = self.config.index.rebuild_on_start
@@ -480,7 +491,7 @@ class LithosApp:
             self.repair.start()
         self.committer.start()
         if embed:
-            self.embedding.start()
+            self._later(defer_background, self.embedding.start)
         memory = self.config.lcma.consolidation
         if memory.enabled:
             self.consolidation_worker = ConsolidationWorker(
@@ -499,8 +510,27 @@ class LithosApp:
             self._checker = threading.Thread(
                 target=self._check_beside_serving, args=(skip,), name="lithos-check", daemon=True
             )
-            self._checker.start()
+            self._later(defer_background, self._checker.start)
         return self.last_reconcile
+
+    def _later(self, defer: bool, begin: Callable[[], None]) -> None:
+        if not defer:
+            begin()
+            return
+        with self._deferred_lock:
+            if self._deferred is not None:
+                self._deferred.append(begin)
+
+    def begin_background(self) -> None:
+        """Start the background work :meth:`start` deferred (``defer_background``), in the
+        order it was deferred; a no-op when none waits, or once the app is closed. Safe from
+        any thread, more than once."""
+        with self._deferred_lock:
+            if self._deferred is None:
+                return
+            deferred, self._deferred = self._deferred, []
+            for begin in deferred:
+                begin()
 
     def wait_checked(self, timeout: float | None = None) -> bool:
         """Wait until the start-up index check has ended (at once when it ran in
@@ -594,9 +624,11 @@ class LithosApp:
     def close(self) -> None:
         if not self._opened:
             return
-        if self._checker is not None:  # it uses every derived store until it ends
-            self._checker.join()
-            self._checker = None
+        with self._deferred_lock:  # what begin_background() has not started never starts
+            self._deferred = None
+        if self._checker is not None and self._checker.ident is not None:
+            self._checker.join()  # it uses every derived store until it ends
+        self._checker = None
         if self.watcher is not None:
             self.watcher.stop()
         if self.repair is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -173,3 +174,27 @@ async def test_streamable_http_can_answer_with_sse_streams(tmp_path: Path):
         assert _initialize(base).headers["content-type"].startswith("text/event-stream")
         async with Client(StreamableHttpTransport(f"{base}/mcp")) as client:
             await exercise(client)
+
+
+async def test_serve_indexes_a_file_added_while_stopped_once_its_deferred_check_ran(
+    tmp_path: Path,
+):
+    """`lithos serve` answers first and checks the indexes against the files a moment
+    later (mcp.server.BACKGROUND_GRACE_S): a file added while it was stopped is found then."""
+    data = tmp_path / "data"
+    (data / "knowledge").mkdir(parents=True)
+    (data / "knowledge" / "Kept.md").write_text("# Kept\n\na kept cormorant\n")
+    assert main(["--data-dir", str(data), "reindex", "--no-embed"]) == 0
+    (data / "knowledge" / "Added.md").write_text("# Added\n\na hand written ptarmigan\n")
+    port = free_port()
+    command = [sys.executable, "-m", "lithos.cli.main", "--data-dir", str(data), "serve"]
+    command += ["--transport", "http", "--port", str(port), "--no-watch"]
+    base = f"http://127.0.0.1:{port}"
+    with running_server(command, base, tmp_path / "server.log"):
+        deadline = time.monotonic() + 30
+        while httpx.get(f"{base}/health").json()["components"]["index_check"] != "done":
+            assert time.monotonic() < deadline, "the index check never ended"
+            time.sleep(0.05)
+        async with Client(StreamableHttpTransport(f"{base}/mcp")) as client:
+            found = await call(client, "lithos_search", query="ptarmigan")
+    assert [hit["path"] for hit in found["results"]] == ["Added.md"]

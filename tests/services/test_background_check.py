@@ -101,3 +101,45 @@ def test_closing_while_the_check_runs_leaves_indexes_the_next_start_trusts(
         assert_in_step(again)
     finally:
         again.close()
+
+
+def test_deferred_background_work_waits_for_begin_background_then_indexes_edits(
+    data_dir: Path,
+) -> None:
+    """`lithos serve` starts the check and the embedding worker only after the server has
+    had its first seconds alone; the check then still indexes what changed while stopped."""
+    ids = stopped_with_edits(data_dir)
+    app = make_app(data_dir)
+    try:
+        assert app.start(watch=False, check_in_background=True, defer_background=True) is None
+        assert not app.wait_checked(0) and not app.embedding.is_alive()
+        assert app.health()["components"]["index_check"] == "running"
+        # Served meanwhile from the indexes as they were: the hand edit is not in them yet.
+        assert fulltext_ids(app, "kingfisher") == []
+        assert fulltext_ids(app, "cormorant") == [ids["Kept"]]
+        app.begin_background()
+        app.begin_background()  # once is enough; again changes nothing
+        assert app.wait_checked(10) and app.embedding.is_alive()
+        assert app.health()["components"]["index_check"] == "done"
+        assert fulltext_ids(app, "kingfisher") == [ids["Heron"]]
+        assert fulltext_ids(app, "pelican") == []
+        assert len(fulltext_ids(app, "osprey")) == 1
+        assert_in_step(app)
+    finally:
+        app.close()
+
+
+def test_closing_before_deferred_work_began_starts_none_of_it(data_dir: Path) -> None:
+    stopped_with_edits(data_dir)
+    app = make_app(data_dir)
+    app.start(watch=False, check_in_background=True, defer_background=True)
+    app.close()
+    app.begin_background()  # too late: the app is closed
+    assert not app.wait_checked(0) and not app.embedding.is_alive()
+    again = make_app(data_dir)
+    try:
+        report = again.start(watch=False)  # the check that never ran happens now
+        assert report is not None and (report.catalog_fixed, report.removed) == (2, 1)
+        assert_in_step(again)
+    finally:
+        again.close()

@@ -204,7 +204,7 @@ def _run_server(config: LithosConfig) -> int:
     stack.start()
     app = LithosApp(config).open()
     try:
-        app.start(check_in_background=config.index.check_in_background)
+        app.start(check_in_background=config.index.check_in_background, defer_background=True)
         stack.join()
         from lithos.mcp.server import serve
 

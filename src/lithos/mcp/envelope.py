@@ -17,9 +17,8 @@ import logging
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import jsonschema_rs
 import mcp.types as mt
 from fastmcp.exceptions import NotFoundError, ToolError, ValidationError
@@ -28,6 +27,9 @@ from fastmcp.tools.base import ToolResult
 from pydantic import ValidationError as PydanticValidationError
 
 from lithos.errors import InvalidInput, InvalidPath, LithosError, UnknownTool
+
+if TYPE_CHECKING:
+    import jsonschema
 
 log = logging.getLogger("lithos.mcp")
 
@@ -108,15 +110,21 @@ class ErrorEnvelope(Middleware):
 class ArgumentSchema:
     """One input schema's validators: jsonschema-rs (compiled, microseconds a call) decides
     whether arguments are valid; only arguments it refuses meet the pure-Python jsonschema
-    validator (~0.1 ms a call), whose errors word the message clients see."""
+    validator (~0.1 ms a call), whose errors word the message clients see. That one is made,
+    and jsonschema imported (~0.1 s of start-up), on the first refusal."""
 
     def __init__(self, schema: dict[str, Any]) -> None:
+        self._schema = schema
         self._fast = jsonschema_rs.Draft202012Validator(schema)
-        self._full = jsonschema.Draft202012Validator(schema)
+        self._full: jsonschema.Draft202012Validator | None = None
 
     def check(self, arguments: dict[str, Any]) -> None:
         if self._fast.is_valid(arguments):
             return
+        if self._full is None:
+            import jsonschema
+
+            self._full = jsonschema.Draft202012Validator(self._schema)
         errors = sorted(self._full.iter_errors(arguments), key=lambda e: list(e.absolute_path))
         if errors:
             raise InvalidInput("invalid arguments: " + "; ".join(_schema_error(e) for e in errors))

@@ -13,6 +13,7 @@ text; the published input and output schemas are FastMCP's own.
 from __future__ import annotations
 
 import inspect
+import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -94,15 +95,24 @@ def described_tool(handler: Callable[..., Any], annotations: mt.ToolAnnotations)
     description and writes no such sections, so the parse finds none and the description is
     the whole docstring. Built with the docstring hidden and given as the description, the
     tool is the same without the parse (~0.1-0.2 s of start-up, griffe's import included).
+
+    The handlers' annotations are strings (``from __future__ import annotations``), which
+    FastMCP evaluates again in each of the six places that reads them; they are evaluated
+    once here, to the same types (~0.07 s of start-up over every tool).
     """
     description = inspect.getdoc(handler)
     doc, handler.__doc__ = handler.__doc__, None
+    hints, handler.__annotations__ = (
+        handler.__annotations__,
+        typing.get_type_hints(handler, include_extras=True),
+    )
     try:
         tool = LithosTool.from_function(
             handler, description=description, annotations=annotations, task=False
         )
     finally:
         handler.__doc__ = doc
+        handler.__annotations__ = hints
     return cast(LithosTool, tool)
 
 

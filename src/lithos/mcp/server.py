@@ -44,6 +44,12 @@ log = logging.getLogger("lithos.mcp")
 # 16 concurrent writers were no faster with 16 than with 4 (their full-text commits are
 # shared by the committer thread, not by waiting writers).
 IO_THREADS = min(32, (os.cpu_count() or 1) + 4)
+# Seconds the server answers alone before the background work LithosApp.start deferred
+# (the index check beside serving; the embedding worker, which first loads the model and
+# the search matrices: ~0.9 s of CPU at 10,000 notes) begins. On two cores those threads
+# held the GIL and the cores while the MCP stack was imported and the tools were built, and
+# the first call waited for them (bench/NOTES.md).
+BACKGROUND_GRACE_S = 2.0
 
 INSTRUCTIONS = """Lithos is a shared knowledge base and coordination service for agents.
 Search before you write (lithos_search, mode=hybrid for natural language), read with
@@ -162,8 +168,12 @@ def _with_port_guard(app: Starlette, settings: ServerConfig) -> Starlette:
 
 async def serve(app: LithosApp, settings: ServerConfig) -> None:
     """Run the server until cancelled with the transport, address and trusted hosts of
-    ``settings``. ``app`` must be started."""
-    await run(create_server(app), settings)
+    ``settings``. ``app`` must be started; background work it deferred
+    (``start(defer_background=True)``) begins :data:`BACKGROUND_GRACE_S` after the server
+    is built."""
+    server = create_server(app)
+    asyncio.get_running_loop().call_later(BACKGROUND_GRACE_S, app.begin_background)
+    await run(server, settings)
 
 
 async def run(server: FastMCP, settings: ServerConfig) -> None:
