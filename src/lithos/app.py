@@ -86,7 +86,7 @@ from lithos.store.markdown import KnowledgeFiles
 from lithos.store.memory import MEMORY_MIGRATIONS, SqliteMemoryStore
 from lithos.store.sqlite import Database, Migration
 from lithos.store.stats import STATS_MIGRATIONS, StatsStore
-from lithos.store.vectors import VectorCounts, VectorStore
+from lithos.store.vectors import VectorStore
 
 log = logging.getLogger("lithos")
 FRONTMATTER_ALLOWANCE = 64_000
@@ -658,17 +658,19 @@ class LithosApp:
     async def stats(self) -> dict[str, Any]:
         """Exact counts, plus per-index counts so drift would be visible. A count whose store
         is broken or being rebuilt is None; ``stores`` says which and why."""
-        counts, agents, catalog, (vectors, fulltext) = await asyncio.gather(
+        # Two hops at most (coordination, vectors); a sole writer's catalog sizes are held in
+        # memory, and the full-text count reads the searcher already open.
+        counts, catalog, vectors = await asyncio.gather(
             self.coordination.counts(),
-            self.agents.count(),
             _unless_broken(self.catalog.sizes()),
-            asyncio.to_thread(self._index_sizes),
+            _unless_broken(self.vectors.sizes()),
         )
+        fulltext = _or_none(self.fulltext.count)
         documents = catalog.notes if catalog else None
         return {
             "documents": documents,
             "chunks": vectors.chunks if vectors else None,
-            "agents": agents,
+            "agents": counts["agents"],
             "active_tasks": counts["active_tasks"],
             "open_claims": counts["open_claims"],
             "tags": catalog.tags if catalog else None,
@@ -687,10 +689,6 @@ class LithosApp:
             "stores": self.store_states(),
             "problems": catalog.problems if catalog else None,
         }
-
-    def _index_sizes(self) -> tuple[VectorCounts | None, int | None]:
-        """The vector store's counts and the full-text document count (None: store broken)."""
-        return _or_none(self.vectors.counts), _or_none(self.fulltext.count)
 
     def store_states(self) -> dict[str, Any]:
         """Each store's state (ok, rebuilding, failed with a reason)."""

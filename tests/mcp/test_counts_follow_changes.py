@@ -89,3 +89,17 @@ async def test_list_items_follow_an_update_and_a_delete_at_once(client: Client):
     assert (first["title"], first["tags"], second["title"]) == ("A2", ["blue"], "B")
     await call(client, "lithos_delete", id=a["id"])
     assert [i["title"] for i in (await call(client, "lithos_list"))["items"]] == ["B"]
+
+
+async def test_stats_problems_and_agents_follow_changes_at_once(client: Client, app: LithosApp):
+    before = await call(client, "lithos_stats")
+    assert (before["problems"], before["agents"]) == (0, 0)
+    (app.files.root / "broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n")
+    app.indexer.sync_paths(["broken.md"])
+    task = await call(client, "lithos_task_create", title="T", agent="planner")
+    await call(client, "lithos_task_claim", task_id=task["task_id"], aspect="a", agent="worker")
+    after = await call(client, "lithos_stats")
+    assert (after["problems"], after["agents"], after["open_claims"]) == (1, 2, 1)
+    (app.files.root / "broken.md").unlink()
+    app.indexer.sync_paths(["broken.md"])
+    assert (await call(client, "lithos_stats"))["problems"] == 0

@@ -544,7 +544,7 @@ async def test_counts_exclude_expired_claims_and_closed_tasks(
     await service.claim(second, "review", "bob", ttl_minutes=50)
     await service.complete(closed, "alice")
     clock.advance(minutes=6)
-    assert await service.counts() == {"active_tasks": 2, "open_claims": 2}
+    assert await service.counts() == {"active_tasks": 2, "open_claims": 2, "agents": 2}
 
 
 # findings

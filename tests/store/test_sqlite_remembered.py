@@ -79,3 +79,15 @@ def test_held_answers_only_what_remembered_would_without_the_database_thread(
     assert db.held("rows") is None  # a write returned since: only the database thread knows
     assert db.remembered("rows", count_rows(computed)) == 1
     assert db.held("rows") == 1
+
+
+async def test_run_remembered_answers_a_held_value_without_the_database_thread(
+    db: Database,
+) -> None:
+    computed: list[int] = []
+    assert await db.run_remembered("rows", count_rows(computed)) == 0
+    assert await db.run_remembered("rows", count_rows(computed)) == 0
+    assert len(computed) == 1 and computed[0] != threading.get_ident()
+    await db.run(lambda conn: conn.execute("INSERT INTO t VALUES (1)"))
+    assert await db.run_remembered("rows", count_rows(computed)) == 1
+    assert len(computed) == 2

@@ -111,6 +111,10 @@ class AgentRegistry:
         """How many agents are known."""
         return await self._store.run(self._store.count)
 
+    def count_in(self, conn: sqlite3.Connection) -> int:
+        """:meth:`count` inside a caller's transaction (one hop for several counts)."""
+        return self._store.count(conn)
+
     async def list(
         self, type: str | None = None, active_since: str | None = None
     ) -> dict[str, Any]:

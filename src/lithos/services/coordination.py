@@ -231,12 +231,14 @@ class CoordinationService:
         return {"tasks": await self._store.run(work)}
 
     async def counts(self) -> dict[str, int]:
-        """``{"active_tasks": open tasks, "open_claims": live claims on open tasks}``."""
+        """``{"active_tasks": open tasks, "open_claims": live claims on open tasks,
+        "agents": known agents}``, read in one transaction."""
 
         def work(conn: sqlite3.Connection) -> dict[str, int]:
             return {
                 "active_tasks": self._store.count_open_tasks(conn),
                 "open_claims": self._store.count_live_claims(conn, self._clock()),
+                "agents": self._agents.count_in(conn),
             }
 
         return await self._store.run(work)

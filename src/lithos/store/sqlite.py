@@ -189,6 +189,20 @@ class Database:
         held = self._remembered.get(key)
         if held is not None and held[0] == self.changes:
             return cast(T, held[1])
+        return self.call(self._remembering(key, compute))
+
+    async def run_remembered(self, key: Hashable, compute: Callable[[sqlite3.Connection], T]) -> T:
+        """:meth:`remembered` awaited: a value held is answered at once, without a hop to
+        the database thread; otherwise like :meth:`run`."""
+        held = self._remembered.get(key)
+        if held is not None and held[0] == self.changes:
+            return cast(T, held[1])
+        return await self.run(self._remembering(key, compute))
+
+    def _remembering(
+        self, key: Hashable, compute: Callable[[sqlite3.Connection], T]
+    ) -> Callable[[sqlite3.Connection], T]:
+        """``compute``, recording what it returns for :meth:`remembered` (database thread)."""
 
         def run(conn: sqlite3.Connection) -> T:
             value = compute(conn)
@@ -198,7 +212,7 @@ class Database:
             self._remembered[key] = (conn.total_changes, value)
             return value
 
-        return self.call(run)
+        return run
 
     def held(self, key: Hashable) -> object | None:
         """What :meth:`remembered` would answer for ``key`` without going to the database

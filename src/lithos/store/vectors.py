@@ -692,14 +692,17 @@ class VectorStore:
     def counts(self) -> VectorCounts:
         """Current sizes: the note and chunk counts are counted again only after a change of
         either (a few milliseconds at 100k chunks), the queued chunks each time."""
+        return self._db.call(self._read_counts)
 
-        def read(conn: sqlite3.Connection) -> VectorCounts:
-            notes, chunks = self._db.kept(conn, "sizes", _sizes)
-            pending = queued(conn, NEW_TEXT)
-            migrating = queued(conn, MIGRATION)
-            return VectorCounts(notes, chunks, chunks - pending - migrating, pending, migrating)
+    async def sizes(self) -> VectorCounts:
+        """:meth:`counts`, awaited without blocking the event loop."""
+        return await self._db.run(self._read_counts)
 
-        return self._db.call(read)
+    def _read_counts(self, conn: sqlite3.Connection) -> VectorCounts:
+        notes, chunks = self._db.kept(conn, "sizes", _sizes)
+        pending = queued(conn, NEW_TEXT)
+        migrating = queued(conn, MIGRATION)
+        return VectorCounts(notes, chunks, chunks - pending - migrating, pending, migrating)
 
     def pending_count(self, migrate: bool = False) -> int:
         """Chunks no search finds yet (with ``migrate``, also those found only in a retiring
