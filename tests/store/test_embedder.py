@@ -56,6 +56,13 @@ def test_constructing_does_not_load_the_runtime() -> None:
     assert result.stdout.strip() == "[]"
 
 
+def test_idle_runtime_threads_sleep_rather_than_spin() -> None:
+    """A spinning intra-op thread takes a core from the searches beside a query's embedding."""
+    options = embedder_module._load(2).session.get_session_options()
+    assert options.intra_op_num_threads == 2
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
 def test_model_and_tokenizer_ship_inside_lithos_with_their_licence_and_pinned_sha256() -> None:
     model, tokenizer = model_files()
     assert model.parts[-4:] == ("lithos", "models", "all-MiniLM-L6-v2", "model.onnx")

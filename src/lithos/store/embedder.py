@@ -166,6 +166,10 @@ def _load(threads: int) -> _Loaded:
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    # Idle intra-op threads sleep instead of spinning: with two threads, the spin after each
+    # run doubled a query's CPU and took the cores from the searches and scouts running beside
+    # it, for no measurable gain in batch throughput (docs/concurrency.md).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
     # Memory patterns pay off for fixed shapes; ours change with every batch, and keeping a plan
