@@ -49,6 +49,7 @@ from lithos.errors import (
 from lithos.services.agents import AgentRegistry
 from lithos.services.graph import LinkGraph
 from lithos.services.indexing import IndexedFile, Indexer
+from lithos.services.parsed import ParsedNotes
 from lithos.store.catalog import ListQuery
 from lithos.store.markdown import KnowledgeFiles, NewFile
 
@@ -167,6 +168,7 @@ class KnowledgeService:
         self.agents = agents
         self.max_content_bytes = max_content_bytes
         self.file_names = file_names
+        self._parsed = ParsedNotes()  # notes read lately, for the reads that follow
 
     async def write(self, request: WriteRequest) -> dict[str, Any]:
         """Create a note (no ``id``) or update one (partial: omitted fields are kept).
@@ -399,7 +401,8 @@ class KnowledgeService:
         assert info is not None
         return IndexedFile(note, content_hash(text), info)
 
-    def _load(self, note_id: str) -> tuple[Note, str]:
+    def _load(self, note_id: str, memo: ParsedNotes | None = None) -> tuple[Note, str]:
+        """The note with this id and its file's text, parsed through ``memo`` if given."""
         entry = self.catalog.get(note_id)
         if entry is None:
             raise DocNotFound(f"no note with id {note_id}")
@@ -409,7 +412,8 @@ class KnowledgeService:
             self.indexer.forget(note_id)
             raise DocNotFound(f"no note with id {note_id} (its file is gone)") from None
         try:
-            note = parse_note(text, entry.path, fallback_time=entry.created_at)
+            parse = parse_note if memo is None else memo.parse
+            note = parse(text, entry.path, entry.created_at)
         except FrontmatterError as exc:
             raise NoteUnreadable(f"note {note_id} has broken frontmatter: {exc}") from exc
         # A person's file has no id of its own: its identity lives in the identity map.
@@ -419,7 +423,7 @@ class KnowledgeService:
         self, note_id: str | None, path: str | None, max_length: int | None
     ) -> dict[str, Any]:
         if note_id:
-            note, text = self._load(require_valid_id(note_id))
+            note, text = self._load(require_valid_id(note_id), self._parsed)
         elif path:
             relative = self.files.check_file(path if path.endswith(".md") else f"{path}.md")
             entry = self.catalog.by_path(relative)
@@ -433,7 +437,7 @@ class KnowledgeService:
                     kind, message = problem
                     raise NoteUnreadable(f"{relative} is not a readable note ({kind}): {message}")
                 raise DocNotFound(f"no note at {relative}")
-            note, text = self._load(entry.id)
+            note, text = self._load(entry.id, self._parsed)
         else:
             raise InvalidInput("give either id or path")
         content, truncated = (

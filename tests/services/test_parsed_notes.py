@@ -1,0 +1,90 @@
+"""ParsedNotes: repeated reads of the same text skip the frontmatter parse, and a read
+always reflects the file as it is now."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lithos.domain.frontmatter import FrontmatterError
+from lithos.domain.notes import parse_note
+from lithos.services import parsed as parsed_module
+from lithos.services.parsed import ParsedNotes
+from tests.support import call
+
+TEXT = "---\ntitle: A\ntags: [red]\nmood: calm\n---\n\nBody.\n"
+STAMP = "2026-01-01T00:00:00Z"
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts parse_note really parsed."""
+    texts: list[str] = []
+
+    def counting(text: str, path: str, fallback_time: str | None = None):
+        texts.append(text)
+        return parse_note(text, path, fallback_time)
+
+    monkeypatch.setattr(parsed_module, "parse_note", counting)
+    return texts
+
+
+def test_the_same_text_is_parsed_once_and_gives_the_same_note(counted: list[str]) -> None:
+    memo = ParsedNotes()
+    first = memo.parse(TEXT, "a.md", STAMP)
+    assert memo.parse(TEXT, "a.md", STAMP) == first == parse_note(TEXT, "a.md", STAMP)
+    assert len(counted) == 1
+
+
+def test_another_text_path_or_creation_time_is_parsed_again(counted: list[str]) -> None:
+    memo = ParsedNotes()
+    memo.parse(TEXT, "a.md", STAMP)
+    edited = memo.parse(TEXT.replace("red", "blue"), "a.md", STAMP)
+    moved = memo.parse(TEXT, "b.md", STAMP)
+    assert (edited.tags, moved.path) == (("blue",), "b.md")
+    assert memo.parse(TEXT, "a.md", "2026-02-02T00:00:00Z").path == "a.md"
+    assert len(counted) == 4
+
+
+def test_the_least_recently_read_note_is_dropped_first(counted: list[str]) -> None:
+    memo = ParsedNotes(size=2)
+    texts = [TEXT.replace("A", name) for name in "XYZ"]
+    memo.parse(texts[0], "a.md", STAMP)
+    memo.parse(texts[1], "a.md", STAMP)
+    memo.parse(texts[0], "a.md", STAMP)  # X read again: Y is now the oldest
+    memo.parse(texts[2], "a.md", STAMP)
+    memo.parse(texts[0], "a.md", STAMP)
+    assert counted == [texts[0], texts[1], texts[2]]
+    memo.parse(texts[1], "a.md", STAMP)
+    assert counted[-1] == texts[1]
+
+
+def test_a_broken_text_raises_every_time(counted: list[str]) -> None:
+    memo = ParsedNotes()
+    broken = "---\ntitle: [unclosed\n---\nbody\n"
+    for _ in range(2):
+        with pytest.raises(FrontmatterError):
+            memo.parse(broken, "a.md", STAMP)
+    assert len(counted) == 2
+
+
+def test_a_long_text_is_not_kept(counted: list[str]) -> None:
+    memo = ParsedNotes()
+    long_text = TEXT + "x" * parsed_module.KEPT_CHARS
+    memo.parse(long_text, "a.md", STAMP)
+    memo.parse(long_text, "a.md", STAMP)
+    assert len(counted) == 2
+
+
+async def test_a_read_after_a_hand_edit_shows_the_edit_before_the_watcher_sees_it(
+    client, app
+) -> None:
+    written = await call(client, "lithos_write", agent="w", title="A", content="x", tags=["red"])
+    first = await call(client, "lithos_read", id=written["id"])
+    assert (await call(client, "lithos_read", id=written["id"])) == first
+    path: Path = app.files.root / written["path"]
+    path.write_text(path.read_text().replace("- red", "- blue").replace("\nx\n", "\ny\n"))
+    edited = await call(client, "lithos_read", id=written["id"])
+    assert edited["metadata"]["tags"] == ["blue"] and edited["content"].strip() == "y"
+    assert edited["version"] != first["version"]
