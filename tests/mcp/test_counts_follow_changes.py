@@ -103,3 +103,23 @@ async def test_stats_problems_and_agents_follow_changes_at_once(client: Client, 
     (app.files.root / "broken.md").unlink()
     app.indexer.sync_paths(["broken.md"])
     assert (await call(client, "lithos_stats"))["problems"] == 0
+
+
+async def test_list_pages_are_kept_per_query_and_follow_a_hand_edit(client: Client, app: LithosApp):
+    for title in ("A", "B", "C"):
+        await call(client, "lithos_write", agent="w", title=title, content="x", tags=["red"])
+    for _ in range(2):  # the second round answers from the kept pages
+        assert [i["title"] for i in (await call(client, "lithos_list", limit=2))["items"]] == [
+            "C",
+            "B",
+        ]
+        page = await call(client, "lithos_list", limit=2, offset=2)
+        assert ([i["title"] for i in page["items"]], page["total"]) == (["A"], 3)
+        tagged = await call(client, "lithos_list", tags=["blue"])
+        assert tagged == {"items": [], "total": 0}
+    (app.files.root / "hand.md").write_text(note_file({"title": "Hand", "tags": ["blue"]}, "b"))
+    app.indexer.sync_paths(["hand.md"])
+    assert [i["title"] for i in (await call(client, "lithos_list", tags=["blue"]))["items"]] == [
+        "Hand"
+    ]
+    assert (await call(client, "lithos_list", limit=2, offset=2))["total"] == 4

@@ -526,9 +526,10 @@ class Catalog:
         rows, total = self.db.call(run)
         return [_entry(r) for r in rows], int(total)
 
-    async def summaries(self, query: ListQuery) -> tuple[list[NoteSummary], int]:
+    async def summaries(self, query: ListQuery) -> tuple[Sequence[NoteSummary], int]:
         """What :meth:`query` finds, as summaries (only their columns are read), and the
-        total; awaited on the database thread itself."""
+        total; awaited on the database thread itself. A sole writer keeps each page until it
+        next writes, and answers it again without the hop to that thread."""
         where, params = _filters(query.filter)
         count_sql = f"SELECT count(*) FROM notes {where}"
         columns = ", ".join(NoteSummary._fields)
@@ -539,12 +540,15 @@ class Catalog:
         def count_matching(conn: sqlite3.Connection) -> int:
             return int(conn.execute(count_sql, params).fetchone()[0])
 
-        def run(conn: sqlite3.Connection) -> tuple[list[NoteSummary], int]:
+        def run(conn: sqlite3.Connection) -> tuple[Sequence[NoteSummary], int]:
             counted = self.db.kept(conn, ("total", where, tuple(params)), count_matching)
             cursor = conn.execute(page_sql, [*params, query.limit, query.offset])
             cursor.row_factory = _summary
-            return cursor.fetchall(), counted
+            return tuple(cursor.fetchall()), counted
 
+        if self._sole_writer:
+            key = ("page", where, tuple(params), query.limit, query.offset)
+            return await self.db.run_remembered(key, run)
         return await self.db.run(run)
 
     def former_paths(self) -> dict[str, str]:
