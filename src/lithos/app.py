@@ -298,7 +298,7 @@ class LithosApp:
         space = space_of(self.embedder)
         self._space_embedders: dict[EmbeddingSpace, Embedder] = {space: self.embedder}
 
-        def vector_store(report: OnCorrupt | None = None) -> VectorStore:
+        def vector_store(report: OnCorrupt | None = None, sole_writer: bool = False) -> VectorStore:
             return VectorStore(
                 vectors_path,
                 space.model_id,
@@ -308,6 +308,7 @@ class LithosApp:
                 embedders=self._space_embedder,
                 compact=self.config.search.compact_vectors,
                 shortlist=self.config.search.vector_shortlist,
+                sole_writer=sole_writer,
             )
 
         tantivy = data / ".tantivy"
@@ -328,7 +329,12 @@ class LithosApp:
             lambda report: FullTextIndex(tantivy, on_corrupt=report),
             in_use=lambda: writer_lock_is_held(tantivy),
         )
-        self.vectors = stores.open("vectors", vectors_path.parent, vector_store)
+        # Opened after the full-text index, whose writer lock keeps other writers out.
+        self.vectors = stores.open(
+            "vectors",
+            vectors_path.parent,
+            lambda report: vector_store(report, sole_writer=True),
+        )
 
     def _space_embedder(self, space: EmbeddingSpace) -> Embedder | None:
         """The embedder of ``space`` (the configured one, or a known model's), kept once made

@@ -4,11 +4,15 @@ other scopes and other processes writing the same catalog."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 from fastmcp import Client
 
 from lithos.app import LithosApp
+from lithos.mcp.server import create_server
 from lithos.store.catalog import Catalog
-from tests.support import call, note_file
+from tests.support import call, make_app, note_file
 
 
 async def counts(client: Client) -> tuple[dict[str, int], int, int, int]:
@@ -123,3 +127,23 @@ async def test_list_pages_are_kept_per_query_and_follow_a_hand_edit(client: Clie
         "Hand"
     ]
     assert (await call(client, "lithos_list", limit=2, offset=2))["total"] == 4
+
+
+async def test_stats_chunk_counts_follow_the_embedding_worker(data_dir: Path):
+    app = make_app(data_dir)
+    app.start(watch=False, embed=False)  # chunks stay pending until the worker starts
+    try:
+        async with Client(create_server(app)) as client:
+            await call(client, "lithos_write", agent="w", title="A", content="Text to embed.")
+            for _ in range(2):
+                waiting = (await call(client, "lithos_stats"))["indexes"]
+                assert waiting["pending_chunks"] >= 1 and waiting["embedded_chunks"] == 0
+            app.embedding.start()
+            assert await asyncio.to_thread(app.embedding.wait_idle, 30)
+            done = (await call(client, "lithos_stats"))["indexes"]
+            assert (done["pending_chunks"], done["embedded_chunks"]) == (
+                0,
+                waiting["pending_chunks"],
+            )
+    finally:
+        app.close()

@@ -138,11 +138,16 @@ class VectorStore:
         embedders: EmbedderFor | None = None,
         compact: bool = False,
         shortlist: int = 0,
+        sole_writer: bool = False,
     ) -> None:
         """``compact`` holds the search matrix as int8 rows (re-scored from SQLite);
         ``shortlist`` > 0 lets a search of compact rows score only the rows nearest the query
-        by sign bits: at least ``shortlist`` of them (see :func:`shortlist_size`)."""
+        by sign bits: at least ``shortlist`` of them (see :func:`shortlist_size`).
+        ``sole_writer``: no other process writes the file while this store is open (a
+        serving Lithos, which holds the full-text writer lock too), so :meth:`sizes` may be
+        kept in memory until this store writes."""
         self.path = path
+        self._sole_writer = sole_writer
         self._compact = compact
         self._shortlist = shortlist
         self.space = EmbeddingSpace(model_id, revision, dimension)
@@ -695,7 +700,10 @@ class VectorStore:
         return self._db.call(self._read_counts)
 
     async def sizes(self) -> VectorCounts:
-        """:meth:`counts`, awaited without blocking the event loop."""
+        """:meth:`counts`, awaited without blocking the event loop; a sole writer answers
+        from memory, without the hop to the database thread, until it next writes."""
+        if self._sole_writer:
+            return await self._db.run_remembered("sizes", self._read_counts)
         return await self._db.run(self._read_counts)
 
     def _read_counts(self, conn: sqlite3.Connection) -> VectorCounts:
