@@ -8,6 +8,9 @@ import json
 from typing import Any
 
 from fastmcp import Client
+from fastmcp.tools import Tool
+from fastmcp.utilities.json_schema import dereference_refs
+from pydantic import BaseModel
 
 from lithos.app import LithosApp
 from lithos.mcp.registry import LithosTool
@@ -99,3 +102,51 @@ async def test_each_tool_is_described_by_its_handlers_whole_docstring(app: Litho
         doc = inspect.getdoc(tool.fn)
         assert doc, tool.name
         assert tool.description == doc, tool.name
+
+
+def _refs(schema: dict[str, Any] | None) -> bool:
+    text = json.dumps(schema)
+    return '"$ref"' in text or '"$defs"' in text
+
+
+async def test_tools_list_shows_every_schema_with_refs_inlined_the_same_on_every_listing(
+    app: LithosApp,
+):
+    server = create_server(app)
+    raw = {tool.name: tool for tool in await server.list_tools(run_middleware=False)}
+    assert any(_refs(tool.output_schema) for tool in raw.values())  # so inlining is tested
+    async with Client(server) as client:
+        first = await client.list_tools()
+        again = await client.list_tools()
+    assert [tool.model_dump() for tool in first] == [tool.model_dump() for tool in again]
+    for tool in first:
+        assert not _refs(tool.input_schema) and not _refs(tool.output_schema), tool.name
+        assert tool.output_schema == dereference_refs(raw[tool.name].output_schema or {})
+
+
+class Point(BaseModel):
+    x: int
+    y: int
+
+
+async def test_a_tool_added_or_replaced_after_a_listing_is_listed_with_refs_inlined(
+    app: LithosApp,
+):
+    server = create_server(app)
+
+    def lithos_probe(point: Point) -> Point:
+        """Echo a point."""
+        return point
+
+    async with Client(server) as client:
+        await client.list_tools()
+        server.add_tool(Tool.from_function(lithos_probe))
+        listed = {tool.name: tool for tool in await client.list_tools()}
+        assert not _refs(listed["lithos_probe"].input_schema)
+        assert listed["lithos_probe"].input_schema["properties"]["point"]["properties"] == {
+            "x": {"type": "integer"},
+            "y": {"type": "integer"},
+        }
+        server.add_tool(Tool.from_function(lithos_probe, description="Echo it again."))
+        listed = {tool.name: tool for tool in await client.list_tools()}
+        assert listed["lithos_probe"].description == "Echo it again."
