@@ -56,8 +56,11 @@ from lithos.store.fulltext_overlay import (
 )
 from lithos.store.fulltext_snippets import (
     SNIPPET_MAX_CHARS,
+    best_fragment,
+    fragment_weights,
     lead,
     overlay_snippet,
+    render_fragment,
     render_snippet,
     snippet_window,
     term_weights,
@@ -811,9 +814,11 @@ class _Snippets:
         # A query the overlay's compiler cannot read (prefixes, regexes) gets Tantivy's
         # snippet of the whole content; None then.
         self._weights: dict[str, float] | None = None
+        self._fragment_weights: dict[str, float] = {}
         if query_node is not None:
             frequencies = {term: searcher.doc_freq("content", term) for term in self._terms}
             self._weights = term_weights(self._terms, searcher.num_docs, frequencies)
+            self._fragment_weights = fragment_weights(frequencies)
         # Texts highlighted so far and their snippets, by length: comparing two texts of
         # equal length is cheaper than hashing a long one.
         self._made: dict[int, list[tuple[str, str]]] = {}
@@ -838,6 +843,9 @@ class _Snippets:
             if window is None:
                 return lead(content)
             start, end = window
+            fragment = best_fragment(content[start:end], self._fragment_weights)
+            if fragment is not None:
+                return render_fragment(content, window, fragment)
         snippet = self._generator.snippet_from_doc(tantivy.Document(content=content[start:end]))
         if not snippet.highlighted() and (start, end) != (0, len(content)):
             # The window missed what Tantivy matches (a phrase across its edge): read it all.

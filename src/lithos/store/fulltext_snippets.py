@@ -7,13 +7,20 @@ from all of it: Tantivy tokenizes and stems every word it is given, which for th
 real vault cost more than the search itself. A document still staged in the overlay gets the
 same shape from the overlay's own highlighting (:func:`overlay_snippet`); a hit shown without
 highlighting gets the start of its content (:func:`lead`). Pure functions, no I/O.
+
+In a window of ASCII text :func:`best_fragment` finds the fragment Tantivy would pick without
+Tantivy: its generator stems every word of the window, while only the words starting like a
+query term need a look, plus a token boundary every :data:`SNIPPET_MAX_CHARS` characters.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Mapping
+import string
+import struct
+from array import array
+from collections.abc import Collection, Iterable, Mapping
 from functools import lru_cache
 
 import tantivy
@@ -26,6 +33,14 @@ WINDOW_CHARS = 4 * SNIPPET_MAX_CHARS
 # Occurrences of one word looked at when placing the window (frequent words weigh little).
 _OCCURRENCES_PER_TERM = 8
 _WORD = re.compile(r"\w+")
+# Tantivy's en_stem tokens in ASCII text: runs of letters and digits, longer ones than this
+# dropped (its remove_long filter).
+_TOKEN = re.compile(r"[A-Za-z0-9]+")
+_TOKEN_CHARS = frozenset(string.ascii_letters + string.digits)
+_LONGEST_TOKEN = 39
+# Snowball's exceptional forms whose stem does not start like the word ("dying" -> "die").
+_IRREGULAR_STARTS = {"die": "dy", "lie": "ly", "tie": "ty"}
+_FLOAT32 = struct.Struct("f")
 
 
 def term_weights(
@@ -75,9 +90,124 @@ def snippet_window(content: str, weights: Mapping[str, float]) -> tuple[int, int
     return start, len(content) if space < 0 else space
 
 
+def fragment_weights(doc_freq: Mapping[str, int]) -> dict[str, float]:
+    """Each term's weight in Tantivy's choice of fragment: 1 / (1 + documents holding it), a
+    32-bit float as Tantivy computes it; terms no document holds are left out."""
+    return {
+        term: _FLOAT32.unpack(_FLOAT32.pack(1.0 / (1.0 + count)))[0]
+        for term, count in doc_freq.items()
+        if count
+    }
+
+
+def best_fragment(
+    window: str, weights: Mapping[str, float]
+) -> tuple[int, int, list[tuple[int, int]]] | None:
+    """``(start, stop, spans)``: the fragment ``window[start:stop]`` Tantivy's snippet generator
+    picks in ``window`` with at most :data:`SNIPPET_MAX_CHARS` characters, and the spans of its
+    matching words, relative to ``start``. None when ``window`` is not ASCII (Tantivy counts
+    bytes and Unicode's letters) or no word of it matches a term.
+
+    Tantivy cuts the text into fragments, each starting at the first token (run of letters
+    and digits) that would take the one before past the limit, scores each by summing the
+    ``weights`` (:func:`fragment_weights`) of its matching tokens in 32-bit floats, and keeps
+    the best, the first of equals."""
+    if not window.isascii():
+        return None
+    found = _matches(window.lower(), weights)
+    if not found:
+        return None
+    size, count = len(window), len(found)
+    total = array("f", [0.0])  # sums round to 32 bits, as Tantivy's do
+    best_total, best = 0.0, (0, 0, 0, 0)
+    start = at = 0
+    while at < count:
+        edge = start + SNIPPET_MAX_CHARS
+        boundary = size if edge >= size else _token_ending_after(window, edge, size)
+        first, total[0] = at, 0.0
+        while at < count and found[at][0] < boundary:
+            total[0] += found[at][2]
+            at += 1
+        if total[0] > best_total:
+            best_total, best = total[0], (start, boundary, first, at)
+        start = boundary
+    start, boundary, first, last = best
+    stop = _last_token_end(window, start, boundary)
+    return start, stop, [(low - start, high - start) for low, high, _ in found[first:last]]
+
+
+def _matches(lowered: str, weights: Mapping[str, float]) -> list[tuple[int, int, float]]:
+    """``(start, end, weight)`` of every word of ``lowered`` that stems to a term, in order."""
+    found = []
+    for term, weight in weights.items():
+        starts = [term[:-1] if len(term) > 2 else term]
+        if term in _IRREGULAR_STARTS:
+            starts.append(_IRREGULAR_STARTS[term])
+        for prefix in starts:
+            for word in _starting_with(prefix).finditer(lowered):
+                if _stem(word.group()) == term:
+                    found.append((word.start(), word.end(), weight))
+    found.sort()
+    return found
+
+
+def _token_ending_after(window: str, edge: int, size: int) -> int:
+    """Where the first token of ``window`` ending after ``edge`` starts (``size`` if none)."""
+    if window[edge] in _TOKEN_CHARS:
+        start = edge
+        while start and window[start - 1] in _TOKEN_CHARS:
+            start -= 1
+        token = _TOKEN.match(window, start)
+    else:
+        token = _TOKEN.search(window, edge)
+    while token is not None and token.end() - token.start() > _LONGEST_TOKEN:
+        token = _TOKEN.search(window, token.end())
+    return size if token is None else token.start()
+
+
+def _last_token_end(window: str, start: int, end: int) -> int:
+    """Where the last token of ``window[start:end]`` ends (there is one)."""
+    while True:
+        while window[end - 1] not in _TOKEN_CHARS:
+            end -= 1
+        first = end
+        while first > start and window[first - 1] in _TOKEN_CHARS:
+            first -= 1
+        if end - first <= _LONGEST_TOKEN:
+            return end
+        end = first
+
+
+def render_fragment(
+    content: str, window: tuple[int, int], fragment: tuple[int, int, list[tuple[int, int]]]
+) -> str:
+    """:func:`render_snippet` of the fragment :func:`best_fragment` found in the stretch
+    ``window`` of ``content``."""
+    start, end = window
+    text = content[start:end]
+    low, high, spans = fragment
+    marked = _bold(text, [(low + first, low + last) for first, last in spans], low, high)
+    before = _WORD.search(content, 0, start) or _WORD.search(text, 0, low)
+    after = _WORD.search(content, end) or _WORD.search(text, high)
+    return ("…" if before else "") + marked + ("…" if after else "")
+
+
+def _bold(text: str, spans: Iterable[tuple[int, int]], start: int, end: int) -> str:
+    """``text[start:end]`` with ``spans`` in ``**bold**`` and its whitespace collapsed."""
+    parts, cursor = [], start
+    for low, high in spans:
+        if low < cursor:
+            continue
+        parts += [text[cursor:low], "**", text[low:high], "**"]
+        cursor = high
+    parts.append(text[cursor:end])
+    return " ".join("".join(parts).split())
+
+
 def _occurrences(lowered: str, weights: Mapping[str, float]) -> list[tuple[int, float]]:
     """``(offset, weight)`` of the first words of ``lowered`` that stem to each term. A word
-    stemming to a term starts with the term less its last letter ("dying" -> "die")."""
+    stemming to a term starts with the term less its last letter ("hoping" -> "hope"; only
+    Snowball's "dying", "lying" and "tying" do not, and are not looked for here)."""
     found: list[tuple[int, float]] = []
     for term, weight in weights.items():
         seen = 0
@@ -140,16 +270,9 @@ def overlay_snippet(content: str, terms: Collection[str]) -> str:
     if found is None:
         return lead(content)
     start, end, spans = found
-    parts, cursor = [], start
-    for low, high in spans:
-        if low < cursor:
-            continue
-        parts += [content[cursor:low], "**", content[low:high], "**"]
-        cursor = high
-    parts.append(content[cursor:end])
     prefix = "…" if _WORD.search(content[:start]) else ""
     suffix = "…" if _WORD.search(content[end:]) else ""
-    return prefix + " ".join("".join(parts).split()) + suffix
+    return prefix + _bold(content, spans, start, end) + suffix
 
 
 def lead(content: str) -> str:
