@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from lithos.store.fulltext import FullTextDoc, FullTextIndex, id_key
+from lithos.store.fulltext import FullTextIndex, id_key
+from tests.fixtures.snippets.make import documents
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "snippets"
 PINNED: list[dict[str, Any]] = json.loads((FIXTURE / "snippets.json").read_text("utf-8"))
@@ -22,21 +23,8 @@ PINNED: list[dict[str, Any]] = json.loads((FIXTURE / "snippets.json").read_text(
 def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FullTextIndex]:
     with lzma.open(FIXTURE / "pages.json.xz", "rt", encoding="utf-8") as source:
         pages = json.load(source)
-    docs = [
-        FullTextDoc(
-            id=note_id,
-            title=title,
-            content=body,
-            path=path,
-            author="bench",
-            tags=(path.split("/", 1)[0],),
-            content_hash=note_id,
-            updated_at="2025-01-01T00:00:00+00:00",
-        )
-        for note_id, title, path, body in pages
-    ]
     with FullTextIndex(tmp_path_factory.mktemp("snippets") / "fulltext") as index:
-        index.upsert(docs)
+        index.upsert(documents(pages))
         yield index
 
 
