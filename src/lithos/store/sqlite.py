@@ -38,6 +38,8 @@ FLUSH_DELAY_S = 1.0
 _DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 # Values :meth:`Database.kept` holds (one per distinct query); the oldest is dropped past this.
 KEPT_VALUES = 256
+# What Database._fresh answers when nothing current is remembered (None may be a value).
+_NOT_HELD = object()
 
 
 @dataclass(frozen=True)
@@ -186,17 +188,17 @@ class Database:
         connection) writes: their changes are not seen. A write's transaction counts before
         the write returns, so a value is never older than the last write that returned.
         ``compute`` must return a value nobody mutates."""
-        held = self._remembered.get(key)
-        if held is not None and held[0] == self.changes:
-            return cast(T, held[1])
+        value = self._fresh(key)
+        if value is not _NOT_HELD:
+            return cast(T, value)
         return self.call(self._remembering(key, compute))
 
     async def run_remembered(self, key: Hashable, compute: Callable[[sqlite3.Connection], T]) -> T:
         """:meth:`remembered` awaited: a value held is answered at once, without a hop to
         the database thread; otherwise like :meth:`run`."""
-        held = self._remembered.get(key)
-        if held is not None and held[0] == self.changes:
-            return cast(T, held[1])
+        value = self._fresh(key)
+        if value is not _NOT_HELD:
+            return cast(T, value)
         return await self.run(self._remembering(key, compute))
 
     def _remembering(
@@ -217,8 +219,14 @@ class Database:
     def held(self, key: Hashable) -> object | None:
         """What :meth:`remembered` would answer for ``key`` without going to the database
         thread, or None when it would have to go there."""
+        value = self._fresh(key)
+        return None if value is _NOT_HELD else value
+
+    def _fresh(self, key: Hashable) -> object:
+        """The value remembered for ``key`` while no transaction of this connection has
+        changed a row since it was read, else ``_NOT_HELD``."""
         held = self._remembered.get(key)
-        return held[1] if held is not None and held[0] == self.changes else None
+        return held[1] if held is not None and held[0] == self.changes else _NOT_HELD
 
     async def run(self, fn: Callable[[sqlite3.Connection], T], durable: bool = True) -> T:
         """Like :meth:`call`, awaited without blocking the event loop."""
