@@ -180,7 +180,8 @@ async def test_serve_indexes_a_file_added_while_stopped_once_its_deferred_check_
     tmp_path: Path,
 ):
     """`lithos serve` answers first and checks the indexes against the files a moment
-    later (mcp.server.BACKGROUND_GRACE_S): a file added while it was stopped is found then."""
+    later (mcp.server.BACKGROUND_AT_LATEST_S without a call): a file added while it was
+    stopped is found then."""
     data = tmp_path / "data"
     (data / "knowledge").mkdir(parents=True)
     (data / "knowledge" / "Kept.md").write_text("# Kept\n\na kept cormorant\n")

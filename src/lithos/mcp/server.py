@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -18,7 +18,7 @@ os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
 os.environ.setdefault("FASTMCP_SHOW_SERVER_BANNER", "false")
 
 from fastmcp import FastMCP
-from fastmcp.server.middleware import CallNext, MiddlewareContext
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.server.middleware.dereference import DereferenceRefsMiddleware
 from fastmcp.tools import Tool
 from fastmcp.utilities.json_schema import dereference_refs
@@ -34,6 +34,7 @@ from lithos.mcp.tools import agents, coordination, edges, knowledge, retrieval, 
 
 if TYPE_CHECKING:
     import mcp.types as mt
+    from fastmcp.tools.base import ToolResult
     from starlette.applications import Starlette
 
     from lithos.app import LithosApp
@@ -47,12 +48,13 @@ log = logging.getLogger("lithos.mcp")
 # 16 concurrent writers were no faster with 16 than with 4 (their full-text commits are
 # shared by the committer thread, not by waiting writers).
 IO_THREADS = min(32, (os.cpu_count() or 1) + 4)
-# Seconds the server answers alone before the background work LithosApp.start deferred
-# (the index check beside serving; the embedding worker, which first loads the model and
-# the search matrices: ~0.9 s of CPU at 10,000 notes) begins. On two cores those threads
-# held the GIL and the cores while the MCP stack was imported and the tools were built, and
-# the first call waited for them (bench/NOTES.md).
-BACKGROUND_GRACE_S = 2.0
+# The background work LithosApp.start deferred (the index check beside serving; the
+# embedding worker, which first loads the model and the search matrices: ~0.9 s of CPU at
+# 10,000 notes) begins once the server has answered its first tool call, or this many
+# seconds after it started serving when no call comes first. On two cores those threads held
+# the GIL and the cores while the MCP stack was imported and the tools were built, and the
+# first call waited for them (bench/NOTES.md).
+BACKGROUND_AT_LATEST_S = 2.0
 
 INSTRUCTIONS = """Lithos is a shared knowledge base and coordination service for agents.
 Search before you write (lithos_search, mode=hybrid for natural language), read with
@@ -74,6 +76,47 @@ class _ExpectedErrorFilter(logging.Filter):
 
 
 logging.getLogger("fastmcp.server.server").addFilter(_ExpectedErrorFilter())
+
+
+class _BackgroundStart(Middleware):
+    """Begins the app's deferred background work (:meth:`LithosApp.begin_background`) right
+    after the first tool call is answered, or :data:`BACKGROUND_AT_LATEST_S` after
+    :meth:`arm` when none comes first; once. Used on the event loop only."""
+
+    def __init__(self, begin: Callable[[], None]) -> None:
+        self._begin = begin
+        self._begun = False
+        self._timer: asyncio.TimerHandle | None = None
+
+    def arm(self) -> None:
+        """Start the upper bound's clock (the server starts serving)."""
+        if not self._begun and self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(BACKGROUND_AT_LATEST_S, self._start)
+
+    def disarm(self) -> None:
+        """Forget the upper bound (the server stops serving)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[mt.CallToolRequestParams],
+        call_next: CallNext[mt.CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        try:
+            return await call_next(context)
+        finally:
+            if not self._begun:
+                # On the loop's next turn: the answer is on its way before the threads start.
+                asyncio.get_running_loop().call_soon(self._start)
+
+    def _start(self) -> None:
+        if self._begun:
+            return
+        self._begun = True
+        self.disarm()
+        self._begin()
 
 
 class _InputSchemas:
@@ -128,14 +171,22 @@ class _DereferencedTools(DereferenceRefsMiddleware):
 
 
 def create_server(app: LithosApp) -> FastMCP:
-    """A FastMCP server exposing every Lithos tool over ``app`` (which must be open)."""
+    """A FastMCP server exposing every Lithos tool over ``app`` (which must be open). The
+    background work ``app.start(defer_background=True)`` left waiting begins once the server
+    has answered its first tool call, or :data:`BACKGROUND_AT_LATEST_S` after it started
+    serving when none comes first."""
     input_schemas = _InputSchemas()
+    background = _BackgroundStart(app.begin_background)
 
     @asynccontextmanager
     async def lifespan(server: FastMCP) -> AsyncIterator[dict[str, Any]]:
         # The tools as registered: no middleware, so no schema is dereferenced yet.
         input_schemas.fill(await server.list_tools(run_middleware=False))
-        yield {}
+        background.arm()
+        try:
+            yield {}
+        finally:
+            background.disarm()
 
     server: FastMCP = FastMCP(
         "lithos",
@@ -144,6 +195,7 @@ def create_server(app: LithosApp) -> FastMCP:
         lifespan=lifespan,
         dereference_schemas=False,  # _DereferencedTools does it, once per tool
     )
+    server.add_middleware(background)
     server.add_middleware(_DereferencedTools())
     # On the stateless 2026-07-28 streamable HTTP path the MCP SDK checks the Mcp-Param-*
     # headers of every tools/call with arguments against the tool's input schema, which it
@@ -208,11 +260,9 @@ def _with_port_guard(app: Starlette, settings: ServerConfig) -> Starlette:
 async def serve(app: LithosApp, settings: ServerConfig) -> None:
     """Run the server until cancelled with the transport, address and trusted hosts of
     ``settings``. ``app`` must be started; background work it deferred
-    (``start(defer_background=True)``) begins :data:`BACKGROUND_GRACE_S` after the server
-    is built."""
-    server = create_server(app)
-    asyncio.get_running_loop().call_later(BACKGROUND_GRACE_S, app.begin_background)
-    await run(server, settings)
+    (``start(defer_background=True)``) begins after the first answered tool call
+    (:func:`create_server`)."""
+    await run(create_server(app), settings)
 
 
 async def run(server: FastMCP, settings: ServerConfig) -> None:
