@@ -10,6 +10,7 @@ from datetime import datetime
 
 import numpy as np
 
+from lithos.domain.chunks import RankedChunk
 from lithos.domain.embedding import QueryVectors
 from lithos.domain.filters import SearchFilter
 from lithos.domain.retrieval import QueryClass, RetrievalQuery, classify_query, words
@@ -66,6 +67,9 @@ class ScoutContext:
     terms: list[str] = field(init=False)
     # The lexical scout's BM25 ranking: its describe() reads the shown notes from it.
     text_ranking: TextRanking | None = field(default=None, init=False)
+    # The vector scout's best chunk of each note it could show: its describe() reads the
+    # texts of the ones that are shown.
+    shown_chunks: dict[str, RankedChunk] = field(default_factory=dict, init=False)
     _vectors: QueryVectors | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 

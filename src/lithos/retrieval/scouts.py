@@ -135,16 +135,17 @@ class VectorScout:
         eligible = ctx.eligibility
         note_filter = None if eligible.unrestricted else eligible.allows
         cal = self.cal
-        # The best chunk of each of the closest notes; texts only for the few that can lead
-        # the answer (the others' snippets come from the lexical scout or the note's lead).
-        # Exact similarities for as many notes as can be shown; the tail keeps its compact
-        # (int8) one, within ~0.002, as hybrid search's does.
+        # The best chunk of each of the closest notes; no text is read here: describe()
+        # reads those of the few shown that could lead the answer (the others' snippets
+        # come from the lexical scout or the note's lead). Exact similarities for as many
+        # notes as can be shown; the tail keeps its compact (int8) one, within ~0.002, as
+        # hybrid search's does.
         query = ctx.query_vectors()
         found_notes = self.vectors.rank_notes(
             query, ctx.depth, note_filter, cal.floor, exact=ctx.query.limit
         )
         ranked = [h for h in found_notes if h.similarity > cal.floor]
-        texts = {h.note_id: h.text for h in self.vectors.texts(ranked[: ctx.query.limit])}
+        ctx.shown_chunks = {h.note_id: h for h in ranked[: ctx.query.limit]}
         # How close the whole note is (its mean chunk vector) adds to its best chunk.
         found = self.vectors.note_similarities(query, [h.note_id for h in ranked])
         whole = [found.get(h.note_id, h.similarity) for h in ranked]
@@ -157,8 +158,21 @@ class VectorScout:
         for hit, mean, score in zip(ranked, whole, scores, strict=True):
             whole_note = f", whole note {mean:.2f}" if cal.note_weight else ""
             reason = f"vector: close in meaning (cosine {hit.similarity:.2f}{whole_note})"
-            hits.append(ScoutHit(hit.note_id, score, reason, texts.get(hit.note_id)))
+            hits.append(ScoutHit(hit.note_id, score, reason))
         return hits
+
+    def describe(self, ctx: ScoutContext, shown: Sequence[Candidate]) -> None:
+        """Give each shown note among the best this scout ranked (as many as can be shown)
+        its best chunk's text as the snippet, unless it has one; a chunk whose note changed
+        since it was ranked gives none."""
+        best = ctx.shown_chunks
+        wanted = [best[c.note_id] for c in shown if c.note_id in best and c.snippet is None]
+        if not wanted:
+            return
+        texts = {hit.note_id: hit.text for hit in self.vectors.texts(wanted)}
+        for c in shown:
+            if c.snippet is None and texts.get(c.note_id):
+                c.snippet = texts[c.note_id]
 
 
 class LexicalScout:

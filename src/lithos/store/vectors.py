@@ -614,6 +614,8 @@ class VectorStore:
     def lead_texts(self, note_ids: Iterable[str]) -> dict[str, str]:
         """The first chunk's text of each given note the index holds."""
         wanted = list(dict.fromkeys(note_ids))
+        if not wanted:
+            return {}
         sql = "SELECT note_id, text FROM chunks WHERE chunk_index = 0 AND note_id"
         rows = self._db.call(lambda conn: select_in(conn, sql, wanted))
         return {note: text for note, text in rows}
