@@ -428,12 +428,14 @@ class RetrievalService:
         final = ordered[: ctx.query.limit]
         if self.concepts is not None:
             final = self.concepts.join(ordered, ctx.query.limit, self.graph.titles)
-        entries = self.catalog.get_many([c.note_id for c in final])
+        # The shown notes' catalog rows are read on a scout thread while the scouts
+        # describe them here (highlighting snippets is the larger part of Terrace 1).
+        shown = self._scouts.get().submit(self._catalog_rows, [c.note_id for c in final])
+        self._describe(ctx, final)
+        entries, sources = shown.result()
         final = [c for c in final if c.note_id in entries]  # deleted a moment ago
         ids = [c.note_id for c in final]
-        self._describe(ctx, final)
         leads = self.vectors.lead_texts(c.note_id for c in final if not c.snippet)
-        sources = self.catalog.derived_from(ids)
         results = tuple(
             self._result(c, entries[c.note_id], stats, leads, sources, ctx.now) for c in final
         )
@@ -452,6 +454,12 @@ class RetrievalService:
             ),
         )
         return retrieval, nodes
+
+    def _catalog_rows(
+        self, note_ids: list[str]
+    ) -> tuple[dict[str, CatalogEntry], dict[str, list[str]]]:
+        """The catalog entries of ``note_ids`` that exist, and their ``derived_from_ids``."""
+        return self.catalog.get_many(note_ids), self.catalog.derived_from(note_ids)
 
     def _describe(self, ctx: ScoutContext, shown: Sequence[Candidate]) -> None:
         """Let the scouts that explain only what is shown complete their reasons; one that
