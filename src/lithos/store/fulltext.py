@@ -65,6 +65,7 @@ from lithos.store.fulltext_snippets import (
     snippet_window,
     term_weights,
 )
+from lithos.store.fulltext_stored import StoredDocs, StoredFields
 
 logger = logging.getLogger(__name__)
 
@@ -126,6 +127,7 @@ class TextRanking:
     node: Node | None
     found: Sequence[tuple[float, tantivy.DocAddress | OverlayDoc]]
     keys: Sequence[int]
+    stored: StoredDocs | None = None  # the documents read lately, if valid for ``searcher``
 
     def scores(self) -> list[tuple[int, float]]:
         """``(key, BM25 score)`` of each document, best first."""
@@ -207,6 +209,8 @@ class FullTextIndex:
         # documents, read once per reload: (generation, documents, means).
         self._generation = 0
         self._disk_totals: tuple[int, int, dict[str, float]] | None = None
+        # The stored fields of documents read lately, for the current index and generation.
+        self._stored: StoredDocs | None = None
         # Told after every commit, successful or not (outside the commit lock).
         self.on_commit: Callable[[], None] | None = None
         self._parse_cache = lru_cache(maxsize=PARSED_QUERIES)(self._parse_uncached)
@@ -458,13 +462,15 @@ class FullTextIndex:
             raise InvalidInput(f"limit must be at least 1, got {limit}.")
         text_query, parsed = self._parsed(query, syntax)
         view, node = self._overlay_for(parsed)
+        # Read after the overlay's view (see fulltext_stored.py), and the searcher from it.
+        index, generation = self._index, self._generation
         filtered = self._with_filters(text_query, tags, author, path_prefix, only_ids)
         masked = {*exclude_ids, *view.entries}
         if masked:
             excluded = Query.term_set_query(self._schema, "id", list(masked))
             filtered = Query.boolean_query([(Occur.Must, filtered), (Occur.MustNot, excluded)])
         with self._tantivy("read"):
-            searcher = self._searcher()
+            searcher = self._searcher(index)
             found: list[tuple[float, tantivy.DocAddress | OverlayDoc]] = list(
                 searcher.search(filtered, limit=limit, count=False).hits
             )
@@ -483,7 +489,8 @@ class FullTextIndex:
                 id_key(source.id) if isinstance(source, OverlayDoc) else int(next(stored) or 0)
                 for _, source in found
             ]
-        return TextRanking(searcher, text_query, parsed, node, found, keys)
+        memo = self._stored_docs(index, generation)
+        return TextRanking(searcher, text_query, parsed, node, found, keys, memo)
 
     def hits(
         self,
@@ -495,19 +502,25 @@ class FullTextIndex:
         """The documents of ``ranking`` whose key is in ``keys`` (all when None), read and
         in ranking order; the first ``highlight`` of them (all when None) with a highlighted
         snippet, as :meth:`search` gives them (``snippets=False``: empty snippets)."""
-        found = ranking.found
+        found, found_keys = ranking.found, ranking.keys
         if keys is not None:
-            found = [hit for hit, key in zip(found, ranking.keys, strict=True) if key in keys]
+            kept = [(hit, key) for hit, key in zip(found, found_keys, strict=True) if key in keys]
+            found, found_keys = [hit for hit, _ in kept], [key for _, key in kept]
         with self._tantivy("read"):
-            return self._rendered(
-                ranking.searcher,
-                ranking.text_query,
-                ranking.parsed,
-                found,
-                highlight,
-                ranking.node,
-                snippets,
-            )
+            return self._rendered(ranking, found, found_keys, highlight, snippets)
+
+    def _stored_docs(self, index: tantivy.Index, generation: int) -> StoredDocs | None:
+        """The memo of stored documents valid for searchers of ``index`` at ``generation``:
+        a new one if those are current, None if they are not (a commit or reopen since)."""
+        if self.read_only:  # another process writes: no generation tells its commits
+            return None
+        stored = self._stored
+        if stored is not None and stored.owner is index and stored.generation == generation:
+            return stored
+        if index is not self._index or generation != self._generation:
+            return None
+        stored = self._stored = StoredDocs(index, generation)
+        return stored
 
     def never_commits(self, query: str, syntax: bool = True) -> bool:
         """Whether searching ``query`` can never commit staged changes first (the overlay can
@@ -552,31 +565,29 @@ class FullTextIndex:
 
     def _rendered(
         self,
-        searcher: tantivy.Searcher,
-        text_query: Query,
-        parsed: str,
+        ranking: TextRanking,
         hits: Sequence[tuple[float, tantivy.DocAddress | OverlayDoc]],
+        keys: Sequence[int],
         highlight: int | None,
-        node: Node | None,
         snippets: bool = True,
     ) -> list[FullTextHit]:
         if not hits:
             return []
+        searcher = ranking.searcher
         highlighted = len(hits) if highlight is None else min(highlight, len(hits))
         generator = None
         if snippets and highlighted:
-            generator = _Snippets(searcher, self._schema, text_query, parsed, node)
+            generator = _Snippets(
+                searcher, self._schema, ranking.text_query, ranking.parsed, ranking.node
+            )
         results = []
-        for rank, (score_, source) in enumerate(hits):
+        for rank, ((score_, source), key) in enumerate(zip(hits, keys, strict=True)):
             if isinstance(source, OverlayDoc):
                 note_id, title, path = source.id, source.title, source.path
                 content = source.content
             else:
-                doc = searcher.doc(source)
-                note_id = str(doc.get_first("id"))
-                title = str(doc.get_first("title") or "")
-                path = str(doc.get_first("path") or "")
-                content = str(doc.get_first("content") or "") if snippets else ""
+                fields = _read_stored(searcher, source, key, ranking.stored, snippets)
+                note_id, title, path, content = fields
             if not snippets:
                 snippet = ""
             elif generator is None or rank >= highlighted:
@@ -636,10 +647,11 @@ class FullTextIndex:
             self._on_corrupt(error)
         return error
 
-    def _searcher(self) -> tantivy.Searcher:
+    def _searcher(self, index: tantivy.Index | None = None) -> tantivy.Searcher:
+        index = self._index if index is None else index
         if self.read_only:  # another process writes; pick up its latest commit
-            self._index.reload()
-        return self._index.searcher()
+            index.reload()
+        return index.searcher()
 
     def _stage(
         self,
@@ -783,6 +795,31 @@ def _to_document(doc: FullTextDoc) -> tantivy.Document:
     document.add_text("content_hash", doc.content_hash)
     document.add_text("updated_at", doc.updated_at)
     return document
+
+
+def _read_stored(
+    searcher: tantivy.Searcher,
+    address: tantivy.DocAddress,
+    key: int,
+    stored: StoredDocs | None,
+    content: bool,
+) -> StoredFields:
+    """The stored fields of the document at ``address`` (key ``key``), from ``stored`` when it
+    holds them; the content is left empty unless ``content`` (a read without it is not kept)."""
+    if stored is not None and key:
+        fields = stored.get(key)
+        if fields is not None:
+            return fields if content else fields._replace(content="")
+    doc = searcher.doc(address)
+    fields = StoredFields(
+        str(doc.get_first("id")),
+        str(doc.get_first("title") or ""),
+        str(doc.get_first("path") or ""),
+        str(doc.get_first("content") or "") if content else "",
+    )
+    if stored is not None and key and content:
+        stored.put(key, fields)
+    return fields
 
 
 def _regex_literal(text: str) -> str:
