@@ -664,13 +664,14 @@ class LithosApp:
     async def stats(self) -> dict[str, Any]:
         """Exact counts, plus per-index counts so drift would be visible. A count whose store
         is broken or being rebuilt is None; ``stores`` says which and why."""
-        # Two hops at most (coordination, vectors); a sole writer's catalog sizes are held in
-        # memory, and the full-text count reads the searcher already open.
-        counts, catalog, vectors = await asyncio.gather(
-            self.coordination.counts(),
-            _unless_broken(self.catalog.sizes()),
-            _unless_broken(self.vectors.sizes()),
-        )
+        # No hop while nothing was written: the coordination counts are read on the event
+        # loop, a sole writer's catalog and vector sizes are held in memory (after a write,
+        # one hop to each store's thread, in turn), and the full-text count reads the searcher
+        # already open. Awaited in turn rather than gathered: tasks would cost more than they
+        # overlap.
+        counts = await self.coordination.counts()
+        catalog = await _unless_broken(self.catalog.sizes())
+        vectors = await _unless_broken(self.vectors.sizes())
         fulltext = _or_none(self.fulltext.count)
         documents = catalog.notes if catalog else None
         return {

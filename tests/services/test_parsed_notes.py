@@ -8,13 +8,17 @@ from pathlib import Path
 import pytest
 
 from lithos.domain.frontmatter import FrontmatterError
-from lithos.domain.notes import parse_note
+from lithos.domain.notes import Note, content_hash, parse_note
 from lithos.services import parsed as parsed_module
 from lithos.services.parsed import ParsedNotes
 from tests.support import call
 
 TEXT = "---\ntitle: A\ntags: [red]\nmood: calm\n---\n\nBody.\n"
 STAMP = "2026-01-01T00:00:00Z"
+
+
+def parsed(memo: ParsedNotes, text: str, path: str, fallback_time: str | None) -> Note:
+    return memo.parse(text, content_hash(text), path, fallback_time)
 
 
 @pytest.fixture
@@ -32,31 +36,31 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def test_the_same_text_is_parsed_once_and_gives_the_same_note(counted: list[str]) -> None:
     memo = ParsedNotes()
-    first = memo.parse(TEXT, "a.md", STAMP)
-    assert memo.parse(TEXT, "a.md", STAMP) == first == parse_note(TEXT, "a.md", STAMP)
+    first = parsed(memo, TEXT, "a.md", STAMP)
+    assert parsed(memo, TEXT, "a.md", STAMP) == first == parse_note(TEXT, "a.md", STAMP)
     assert len(counted) == 1
 
 
 def test_another_text_path_or_creation_time_is_parsed_again(counted: list[str]) -> None:
     memo = ParsedNotes()
-    memo.parse(TEXT, "a.md", STAMP)
-    edited = memo.parse(TEXT.replace("red", "blue"), "a.md", STAMP)
-    moved = memo.parse(TEXT, "b.md", STAMP)
+    parsed(memo, TEXT, "a.md", STAMP)
+    edited = parsed(memo, TEXT.replace("red", "blue"), "a.md", STAMP)
+    moved = parsed(memo, TEXT, "b.md", STAMP)
     assert (edited.tags, moved.path) == (("blue",), "b.md")
-    assert memo.parse(TEXT, "a.md", "2026-02-02T00:00:00Z").path == "a.md"
+    assert parsed(memo, TEXT, "a.md", "2026-02-02T00:00:00Z").path == "a.md"
     assert len(counted) == 4
 
 
 def test_the_least_recently_read_note_is_dropped_first(counted: list[str]) -> None:
     memo = ParsedNotes(size=2)
     texts = [TEXT.replace("A", name) for name in "XYZ"]
-    memo.parse(texts[0], "a.md", STAMP)
-    memo.parse(texts[1], "a.md", STAMP)
-    memo.parse(texts[0], "a.md", STAMP)  # X read again: Y is now the oldest
-    memo.parse(texts[2], "a.md", STAMP)
-    memo.parse(texts[0], "a.md", STAMP)
+    parsed(memo, texts[0], "a.md", STAMP)
+    parsed(memo, texts[1], "a.md", STAMP)
+    parsed(memo, texts[0], "a.md", STAMP)  # X read again: Y is now the oldest
+    parsed(memo, texts[2], "a.md", STAMP)
+    parsed(memo, texts[0], "a.md", STAMP)
     assert counted == [texts[0], texts[1], texts[2]]
-    memo.parse(texts[1], "a.md", STAMP)
+    parsed(memo, texts[1], "a.md", STAMP)
     assert counted[-1] == texts[1]
 
 
@@ -65,15 +69,15 @@ def test_a_broken_text_raises_every_time(counted: list[str]) -> None:
     broken = "---\ntitle: [unclosed\n---\nbody\n"
     for _ in range(2):
         with pytest.raises(FrontmatterError):
-            memo.parse(broken, "a.md", STAMP)
+            parsed(memo, broken, "a.md", STAMP)
     assert len(counted) == 2
 
 
 def test_a_long_text_is_not_kept(counted: list[str]) -> None:
     memo = ParsedNotes()
     long_text = TEXT + "x" * parsed_module.KEPT_CHARS
-    memo.parse(long_text, "a.md", STAMP)
-    memo.parse(long_text, "a.md", STAMP)
+    parsed(memo, long_text, "a.md", STAMP)
+    parsed(memo, long_text, "a.md", STAMP)
     assert len(counted) == 2
 
 

@@ -277,14 +277,12 @@ class KnowledgeService:
         """Write the updated file and stage its index change; the caller commits."""
         assert request.id is not None
         with self.indexer.lock:
-            current, current_text = self._load(request.id)
-            if request.expected_version and request.expected_version != version_of(
-                content_hash(current_text)
-            ):
+            current, current_text, current_hash = self._load(request.id)
+            if request.expected_version and request.expected_version != version_of(current_hash):
                 raise VersionConflict(
                     f"note {current.id} changed since version {request.expected_version}; "
                     "read it again and retry",
-                    current_version=version_of(content_hash(current_text)),
+                    current_version=version_of(current_hash),
                 )
             note = self._merge(current, request)
             text = render_changes(current_text, current, note)
@@ -401,8 +399,9 @@ class KnowledgeService:
         assert info is not None
         return IndexedFile(note, content_hash(text), info)
 
-    def _load(self, note_id: str, memo: ParsedNotes | None = None) -> tuple[Note, str]:
-        """The note with this id and its file's text, parsed through ``memo`` if given."""
+    def _load(self, note_id: str, memo: ParsedNotes | None = None) -> tuple[Note, str, str]:
+        """The note with this id, its file's text and the text's content hash, parsed
+        through ``memo`` if given."""
         entry = self.catalog.get(note_id)
         if entry is None:
             raise DocNotFound(f"no note with id {note_id}")
@@ -411,19 +410,22 @@ class KnowledgeService:
         except FileNotFoundError:
             self.indexer.forget(note_id)
             raise DocNotFound(f"no note with id {note_id} (its file is gone)") from None
+        digest = content_hash(text)
         try:
-            parse = parse_note if memo is None else memo.parse
-            note = parse(text, entry.path, entry.created_at)
+            if memo is None:
+                note = parse_note(text, entry.path, entry.created_at)
+            else:
+                note = memo.parse(text, digest, entry.path, entry.created_at)
         except FrontmatterError as exc:
             raise NoteUnreadable(f"note {note_id} has broken frontmatter: {exc}") from exc
         # A person's file has no id of its own: its identity lives in the identity map.
-        return note.with_changes(id=entry.id), text
+        return note.with_changes(id=entry.id), text, digest
 
     def _read(
         self, note_id: str | None, path: str | None, max_length: int | None
     ) -> dict[str, Any]:
         if note_id:
-            note, text = self._load(require_valid_id(note_id), self._parsed)
+            note, _, digest = self._load(require_valid_id(note_id), self._parsed)
         elif path:
             relative = self.files.check_file(path if path.endswith(".md") else f"{path}.md")
             entry = self.catalog.by_path(relative)
@@ -437,7 +439,7 @@ class KnowledgeService:
                     kind, message = problem
                     raise NoteUnreadable(f"{relative} is not a readable note ({kind}): {message}")
                 raise DocNotFound(f"no note at {relative}")
-            note, text = self._load(entry.id, self._parsed)
+            note, _, digest = self._load(entry.id, self._parsed)
         else:
             raise InvalidInput("give either id or path")
         content, truncated = (
@@ -449,7 +451,7 @@ class KnowledgeService:
             "path": note.path,
             "content": content,
             "truncated": truncated,
-            "version": version_of(content_hash(text)),
+            "version": version_of(digest),
             "metadata": _metadata(note),
             "links": self.graph.outgoing_links(note.id),
         }

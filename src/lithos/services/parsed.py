@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from lithos.domain.notes import Note, content_hash, parse_note
+from lithos.domain.notes import Note, parse_note
 
 KEPT_NOTES = 256  # notes kept, least recently read dropped first
 KEPT_CHARS = 32_000  # a longer text is parsed every time (bounds the memory to ~8 M chars)
@@ -25,12 +25,13 @@ class ParsedNotes:
         self._notes: OrderedDict[tuple[str, str, str | None], Note] = OrderedDict()
         self._lock = threading.Lock()
 
-    def parse(self, text: str, path: str, fallback_time: str | None) -> Note:
-        """``parse_note(text, path, fallback_time)``. Raises what :func:`parse_note` raises
-        (a failure is not kept)."""
+    def parse(self, text: str, digest: str, path: str, fallback_time: str | None) -> Note:
+        """``parse_note(text, path, fallback_time)``, ``digest`` being the text's
+        :func:`content_hash` (the caller's, which it needs too). Raises what
+        :func:`parse_note` raises (a failure is not kept)."""
         if len(text) > KEPT_CHARS or not fallback_time:  # then parse_note reads the clock
             return parse_note(text, path, fallback_time)
-        key = (content_hash(text), path, fallback_time)
+        key = (digest, path, fallback_time)
         with self._lock:
             note = self._notes.get(key)
             if note is not None:

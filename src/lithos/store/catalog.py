@@ -314,7 +314,8 @@ class Catalog:
         self.db.call(wipe)
 
     def get(self, note_id: str) -> CatalogEntry | None:
-        rows = self.db.call(
+        """The note with this id, read on the calling thread (:meth:`Database.read`)."""
+        rows = self.db.read(
             lambda c: c.execute("SELECT * FROM notes WHERE id = ?", (note_id,)).fetchall()
         )
         return _entry(rows[0]) if rows else None
@@ -330,7 +331,8 @@ class Catalog:
         return {row["id"]: _entry(row) for row in rows}
 
     def by_path(self, path: str) -> CatalogEntry | None:
-        rows = self.db.call(
+        """The note at this path, read on the calling thread (:meth:`Database.read`)."""
+        rows = self.db.read(
             lambda c: c.execute("SELECT * FROM notes WHERE path = ?", (path,)).fetchall()
         )
         return _entry(rows[0]) if rows else None

@@ -155,6 +155,11 @@ class CoordinationStore:
         """Run ``work(conn)`` as one transaction and return its result."""
         return await self._db.run(work)
 
+    async def run_read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work(conn)``, which only reads a few rows, as one read transaction on the
+        event loop itself (:meth:`Database.run_read`)."""
+        return await self._db.run_read(work)
+
     # tasks
 
     def insert_task(self, conn: sqlite3.Connection, task: Task) -> None:

@@ -1,10 +1,12 @@
 """The one SQLite connection strategy of Lithos.
 
 Each database file gets one :class:`Database`: a single connection owned by a single worker
-thread. Every statement runs on that thread, so calls from the event loop never block it
+thread. Every write runs on that thread, so calls from the event loop never block it
 (``await db.run(fn)``) and calls from other threads (the embedding worker, the CLI) simply wait
 their turn (``db.call(fn)``). Serialising on one connection makes each ``fn`` a transaction that
-no other caller can interleave with, which is what makes claims atomic.
+no other caller can interleave with, which is what makes claims atomic. A short read may instead
+run on the calling thread's own query-only connection (``db.read(fn)``, ``await
+db.run_read(fn)``), without the two thread hand-offs of a trip to that thread.
 
 The schema is created by named migrations, each recorded in ``schema_migrations`` once applied.
 
@@ -36,10 +38,14 @@ FLUSH_DELAY_S = 1.0
 # SQLite's primary result codes for a damaged file; anything else (busy, constraint, full
 # disk) says nothing about the file itself.
 _DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+# ... and for a file another connection holds locked (a reader then goes to the database thread).
+_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 # Values :meth:`Database.kept` holds (one per distinct query); the oldest is dropped past this.
 KEPT_VALUES = 256
 # What Database._fresh answers when nothing current is remembered (None may be a value).
 _NOT_HELD = object()
+# What Database._read_here answers when the file is locked and the read must wait its turn.
+_BUSY_NOW = object()
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,11 @@ class Database:
         self.changes = 0
         # query key -> (changes, value): written on the database thread, read on any.
         self._remembered: dict[Hashable, tuple[int, object]] = {}
+        # Each calling thread's query-only connection (Database.read), opened on its first
+        # read; every one opened is listed under _readers_lock so that close() closes them.
+        self._reader = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
         try:
             self._conn: sqlite3.Connection = self._executor.submit(self._open).result()
         except BaseException as exc:
@@ -235,6 +246,56 @@ class Database:
         except sqlite3.DatabaseError as exc:
             raise self._translate(exc, report=True) from exc
 
+    def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """``fn(conn)`` as one read transaction on the calling thread's own query-only
+        connection, without going to the database thread (two thread hand-offs that cost more
+        CPU than a short query). It sees every transaction committed before it starts, by this
+        process or another, as :meth:`call` would. ``fn`` must only read, and not use
+        :meth:`kept`. Falls back to :meth:`call` on the database thread itself and when the
+        file is busy (the reader never waits for a lock). Raises :class:`IndexUnavailable`
+        once closed."""
+        if threading.get_ident() == self._thread_id:
+            return self.call(fn)
+        value = self._read_here(fn)
+        return self.call(fn) if value is _BUSY_NOW else cast(T, value)
+
+    async def run_read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """:meth:`read` on the event loop: answered there, without a hop, unless the file is
+        busy (then awaited on the database thread, as :meth:`run`). For reads of a few rows
+        only: the loop waits for them."""
+        value = self._read_here(fn)
+        return await self.run(fn) if value is _BUSY_NOW else cast(T, value)
+
+    def _read_here(self, fn: Callable[[sqlite3.Connection], T]) -> T | object:
+        """``fn`` on the calling thread's reader, or ``_BUSY_NOW`` if the file is locked."""
+        try:
+            return _in_read_transaction(self._reader_connection(), fn)
+        except sqlite3.ProgrammingError as exc:  # its connection closed by close() meanwhile
+            raise IndexUnavailable(f"{self.path.name} is closed") from exc
+        except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY:
+                return _BUSY_NOW
+            raise self._translate(exc, report=True) from exc
+
+    def _reader_connection(self) -> sqlite3.Connection:
+        """The calling thread's query-only connection, opened on its first use."""
+        conn: sqlite3.Connection | None = getattr(self._reader, "conn", None)
+        if conn is not None and not self._closed:
+            return conn
+        with self._readers_lock:
+            if self._closed:
+                raise IndexUnavailable(f"{self.path.name} is closed")
+            # timeout=0: a locked file answers SQLITE_BUSY at once (read() then goes to the
+            # database thread) instead of blocking the caller, which may be the event loop.
+            conn = sqlite3.connect(
+                self.path, isolation_level=None, timeout=0, check_same_thread=False
+            )
+            self._readers.append(conn)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA query_only=ON")
+        self._reader.conn = conn
+        return conn
+
     def quick_check(self) -> None:
         """Read every page once (``PRAGMA quick_check``); raises :class:`StoreCorrupt` if the
         file is damaged. Linear in the file size: meant for small, precious databases."""
@@ -341,6 +402,10 @@ class Database:
             timer.cancel()
             timer.join()
             self._flush()
+        with self._readers_lock:
+            readers, self._readers = self._readers, []
+        for reader in readers:
+            reader.close()
         try:
             self._executor.submit(self._conn.close).result()
         finally:
@@ -358,6 +423,15 @@ def _in_transaction(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection],
         raise
     conn.execute("COMMIT")
     return result
+
+
+def _in_read_transaction(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    """``fn`` in a deferred (read) transaction: one snapshot for all its statements."""
+    conn.execute("BEGIN")
+    try:
+        return fn(conn)
+    finally:
+        conn.execute("ROLLBACK")
 
 
 def generation_migration(*tables: str) -> Callable[[sqlite3.Connection], None]:
