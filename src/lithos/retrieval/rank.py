@@ -161,28 +161,36 @@ def diversify(
         return [*head, *tail]
     span = max(1e-6, 1.0 - similarity_floor)
     dimension = next((len(v) for v in vectors.values()), 0)
-    has = np.array([c.note_id in vectors for c in head])
+    has = [c.note_id in vectors for c in head]
     matrix = np.zeros((len(head), dimension), dtype=np.float32)
     for i, c in enumerate(head):
         if has[i]:
             matrix[i] = vectors[c.note_id]
-    similarity = matrix @ matrix.T
-    scores = np.array([c.score for c in head])
+    # Column j of the cosines as row j. The greedy loop runs over Python floats: for a
+    # window this small, a NumPy call per step cost more than the arithmetic (the same
+    # float64 operations in the same order, so the same picks).
+    similarity = (matrix @ matrix.T).T.tolist()
+    weighted = [mmr_lambda * c.score for c in head]
+    penalty = 1 - mmr_lambda
     # The cosine of each candidate to its closest pick so far (-inf: no pick with a vector).
-    closest = np.full(len(head), -np.inf)
-    left = np.ones(len(head), dtype=bool)
+    closest = [-math.inf] * len(head)
+    left = list(range(len(head)))
     chosen: list[Candidate] = []
-    for _ in range(len(head)):
-        redundancy = np.where(has, np.maximum(0.0, (closest - similarity_floor) / span), 0.0)
-        value = np.where(left, mmr_lambda * scores - (1 - mmr_lambda) * redundancy, -np.inf)
-        best = int(np.argmax(value))
-        left[best] = False
+    while left:
+        best, value, redundancy = -1, -math.inf, 0.0
+        for i in left:  # the first best, as argmax picks
+            r = max(0.0, (closest[i] - similarity_floor) / span) if has[i] else 0.0
+            v = weighted[i] - penalty * r
+            if best < 0 or v > value:
+                best, value, redundancy = i, v, r
+        left.remove(best)
         pick = head[best]
-        if redundancy[best] > 0:
-            pick.reasons.append(
-                f"diversity: near-duplicate of a higher result ({redundancy[best]:.2f})"
-            )
+        if redundancy > 0:
+            pick.reasons.append(f"diversity: near-duplicate of a higher result ({redundancy:.2f})")
         chosen.append(pick)
         if has[best]:
-            closest = np.maximum(closest, similarity[:, best])
+            column = similarity[best]
+            for i in left:
+                if column[i] > closest[i]:
+                    closest[i] = column[i]
     return [*chosen, *tail]
