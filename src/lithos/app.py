@@ -29,6 +29,7 @@ from lithos.domain.retrieval import (
 )
 from lithos.domain.timestamps import utc_now
 from lithos.errors import LithosError
+from lithos.lazy_numpy import after_import
 from lithos.retrieval import scouts
 from lithos.retrieval.analogy import AnalogyScout, FrameIndex
 from lithos.retrieval.concepts import ConceptGateway
@@ -155,7 +156,8 @@ class LithosApp:
         # A note file holds up to max_content_bytes of content plus its frontmatter.
         self.max_file_bytes = cfg.storage.max_content_bytes + FRONTMATTER_ALLOWANCE
         self.files = KnowledgeFiles(cfg.knowledge_dir)
-        set_blas_threads(cfg.search.blas_threads)  # process-wide, like the malloc settings
+        # Process-wide, like the malloc settings; numpy (and its BLAS) loads on first use.
+        after_import(partial(set_blas_threads, cfg.search.blas_threads))
         self.coordination_db = self._open_state("coordination")
         self.identities = IdentityMap(self._open_state("identities"))
         self.embedder = self._embedder or create_embedder(

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-import numpy as np
+from lithos.lazy_numpy import np
 
 # Below this many vectors in either space, a query's score distribution over the space is too
 # noisy to calibrate by: scores are then compared as they are.

@@ -8,12 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import numpy as np
-
 from lithos.domain.chunks import RankedChunk
 from lithos.domain.embedding import QueryVectors
 from lithos.domain.filters import SearchFilter
 from lithos.domain.retrieval import QueryClass, RetrievalQuery, classify_query, words
+from lithos.lazy_numpy import np
 from lithos.store.fulltext import TextRanking
 
 # Words that carry no evidence on their own; a lexical reason never cites them.

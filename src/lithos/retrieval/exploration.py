@@ -25,9 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-import numpy as np
-
 from lithos.domain.retrieval import EXPLORATION_SCOUTS, NOVELTY, RANDOM, Candidate, ScoutHit
+from lithos.lazy_numpy import np
 from lithos.retrieval.context import ScoutContext
 from lithos.store.stats import StatsStore
 from lithos.store.vectors import VectorStore

@@ -9,10 +9,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from lithos.domain.fusion import min_max
 from lithos.domain.retrieval import Candidate, NodeStats, ScoutHit
+from lithos.lazy_numpy import np
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from lithos.domain.edges import EdgeType, weighted_pair_mean
+from lithos.lazy_numpy import np
 from lithos.services.edges import EdgeService
 
 

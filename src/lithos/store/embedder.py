@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from lithos.domain.embedding import Embedder, EmbeddingSpace, space_of
 from lithos.errors import ConfigError
+from lithos.lazy_numpy import np
 
 if TYPE_CHECKING:
     from lithos.store.wordpiece import WordPieceTokenizer

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-import numpy as np
+from lithos.lazy_numpy import np
 
 # Scored block by block: OpenBLAS runs a matrix-vector product on several threads from about
 # 460,000 elements, and waking them for each sporadic search costs more than the product itself

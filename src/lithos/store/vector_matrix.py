@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-import numpy as np
-
 from lithos.domain.embedding import ScoreStats
+from lithos.lazy_numpy import np
 from lithos.store.vector_codes import RowVectors, row_vectors
 
 HASH_BYTES = 32  # a chunk hash is the sha256 of its text (64 hex digits)

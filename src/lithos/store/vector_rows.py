@@ -6,11 +6,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-import numpy as np
-
 from lithos.domain.chunks import ChunkHit, RankedChunk
 from lithos.domain.embedding import EmbeddingSpace
 from lithos.errors import ConfigError
+from lithos.lazy_numpy import np
 
 SQL_VARIABLES = 500
 

@@ -28,8 +28,7 @@ from io import BufferedReader
 from pathlib import Path
 from typing import BinaryIO
 
-import numpy as np
-
+from lithos.lazy_numpy import np
 from lithos.store.vector_codes import row_vectors
 from lithos.store.vector_matrix import HASH_BYTES, MatrixRows
 

@@ -29,9 +29,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
-
-import numpy as np
+from typing import TypeAlias, TypeVar
 
 from lithos.domain.chunks import ChunkHit, RankedChunk, chunk_hash
 from lithos.domain.embedding import (
@@ -43,6 +41,7 @@ from lithos.domain.embedding import (
     calibration,
 )
 from lithos.errors import ConfigError, StoreCorrupt
+from lithos.lazy_numpy import np
 from lithos.store import vector_snapshot, vector_spaces
 from lithos.store.sqlite import Database, Migration, generation_migration
 from lithos.store.vector_codes import row_vectors
@@ -53,7 +52,7 @@ from lithos.store.vector_snapshot import SnapshotDamaged, SpaceShape, Stamp
 log = logging.getLogger("lithos.vectors")
 
 T = TypeVar("T")
-Query = np.ndarray | QueryVectors
+Query: TypeAlias = "np.ndarray | QueryVectors"
 EmbedderFor = Callable[[EmbeddingSpace], Embedder | None]
 Rows = list[tuple[str, int, str, float]]
 

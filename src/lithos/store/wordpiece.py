@@ -29,9 +29,8 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import numpy as np
-
 from lithos.errors import ConfigError
+from lithos.lazy_numpy import np
 from lithos.store.wordpiece_tables import BITS, STARTS
 
 # Class bits of wordpiece_tables.py (see scripts/gen_wordpiece_tables.py).
