@@ -3,6 +3,9 @@ always reflects the file as it is now."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,7 @@ import pytest
 from lithos.domain.frontmatter import FrontmatterError
 from lithos.domain.notes import Note, content_hash, parse_note
 from lithos.services import parsed as parsed_module
+from lithos.services.knowledge import WriteRequest
 from lithos.services.parsed import ParsedNotes
 from tests.support import call
 
@@ -92,3 +96,51 @@ async def test_a_read_after_a_hand_edit_shows_the_edit_before_the_watcher_sees_i
     edited = await call(client, "lithos_read", id=written["id"])
     assert edited["metadata"]["tags"] == ["blue"] and edited["content"].strip() == "y"
     assert edited["version"] != first["version"]
+
+
+class CountingExecutor(ThreadPoolExecutor):
+    """The event loop's default executor, counting the work handed to its threads."""
+
+    submitted = 0
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.submitted += 1
+        return super().submit(fn, *args, **kwargs)
+
+
+@pytest.fixture
+async def handed_over() -> AsyncIterator[CountingExecutor]:
+    executor = CountingExecutor(max_workers=2)
+    asyncio.get_running_loop().set_default_executor(executor)
+    yield executor
+    executor.shutdown(wait=True)
+
+
+async def write_linked_note(app) -> str:
+    """The id of a new note linking to [[B]]."""
+    request = WriteRequest(agent="w", title="A", content="See [[B]].\n\nMore.", tags=["red"])
+    return (await app.knowledge.write(request))["id"]
+
+
+async def test_a_note_read_again_is_answered_on_the_event_loop_with_the_same_result(
+    app, handed_over: CountingExecutor
+) -> None:
+    note_id = await write_linked_note(app)
+    first = await app.knowledge.read(note_id=note_id)
+    cut = await app.knowledge.read(note_id=note_id, max_length=5)
+    before = handed_over.submitted
+    assert await app.knowledge.read(note_id=note_id) == first
+    assert await app.knowledge.read(note_id=note_id, max_length=5) == cut
+    assert handed_over.submitted == before  # neither went to a worker thread
+    assert first["links"][0]["target"] == "B" and cut["truncated"]
+
+
+async def test_a_read_the_link_graph_cannot_answer_at_once_goes_to_a_worker_thread(
+    app, handed_over: CountingExecutor
+) -> None:
+    note_id = await write_linked_note(app)
+    first = await app.knowledge.read(note_id=note_id)
+    app.graph.reset()  # rebuilt from the catalog on its next use, off the event loop
+    before = handed_over.submitted
+    assert await app.knowledge.read(note_id=note_id) == first
+    assert handed_over.submitted == before + 1

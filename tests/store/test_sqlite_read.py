@@ -97,3 +97,11 @@ def test_a_read_after_close_is_index_unavailable(table_db: Database, count_rows:
         table_db.read(count_rows([]))
     with pytest.raises(IndexUnavailable):
         asyncio.run(table_db.run_read(count_rows([])))
+
+
+def test_a_read_that_must_not_wait_answers_none_while_the_file_is_locked(
+    table_db: Database, locked: None, count_rows: CountRows
+) -> None:
+    threads: list[int] = []
+    assert table_db.read_now(count_rows(threads)) is None
+    assert threads == [threading.get_ident()]  # tried here only, never handed over

@@ -120,17 +120,17 @@ class LinkGraph:
 
     def outgoing_links(self, note_id: str) -> list[dict[str, Any]]:
         """Every link in a note, in order, with how it resolved."""
-        return self._read(
-            lambda links: [
-                {
-                    "target": r.target,
-                    "id": r.note_id,
-                    "title": links.titles.get(r.note_id) if r.note_id else None,
-                    "status": r.status,
-                }
-                for r in links.resolutions(note_id)
-            ]
-        )
+        return self._read(lambda links: _outgoing(links, note_id))
+
+    def outgoing_links_held(self, note_id: str) -> list[dict[str, Any]] | None:
+        """:meth:`outgoing_links` when it is answered at once (the graph is built and no
+        change holds it), else None: for a caller that must not wait (the event loop)."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            return None if self._links is None else _outgoing(self._links, note_id)
+        finally:
+            self._lock.release()
 
     def resolve(self, targets: Sequence[str]) -> list[str | None]:
         """The note each target resolves to now (None when broken or ambiguous)."""
@@ -303,3 +303,15 @@ def _walk(
             )
             frontier.append((neighbour, hops + 1))
     return order
+
+
+def _outgoing(links: _Links, note_id: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "target": r.target,
+            "id": r.note_id,
+            "title": links.titles.get(r.note_id) if r.note_id else None,
+            "status": r.status,
+        }
+        for r in links.resolutions(note_id)
+    ]

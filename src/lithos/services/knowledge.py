@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, MutableSequence, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from lithos.domain.coordination import require_text
 from lithos.domain.filters import clean_prefix
@@ -49,8 +49,8 @@ from lithos.errors import (
 from lithos.services.agents import AgentRegistry
 from lithos.services.graph import LinkGraph
 from lithos.services.indexing import IndexedFile, Indexer
-from lithos.services.parsed import ParsedNotes
-from lithos.store.catalog import ListQuery
+from lithos.services.parsed import KEPT_CHARS, ParsedNotes
+from lithos.store.catalog import CatalogEntry, ListQuery
 from lithos.store.markdown import KnowledgeFiles, NewFile
 
 MAX_TITLE = 300
@@ -133,6 +133,14 @@ class _NewNote:
         return result
 
 
+class _Opened(NamedTuple):
+    """A note's catalog row and its file's text, read but not parsed."""
+
+    entry: CatalogEntry
+    text: str
+    digest: str  # content_hash(text)
+
+
 @dataclass(frozen=True)
 class _Staged:
     """An update whose file is written and whose index change is queued (``ticket``; None
@@ -205,9 +213,21 @@ class KnowledgeService:
     async def read(
         self, note_id: str | None = None, path: str | None = None, max_length: int | None = None
     ) -> dict[str, Any]:
-        """A note's content and metadata; raises DocNotFound, InvalidInput, IndexUnavailable."""
+        """A note's content and metadata; raises DocNotFound, InvalidInput, IndexUnavailable.
+
+        A note read lately (its parse kept by the memo) is answered on the event loop, without
+        the hop to a worker thread: its catalog row through the loop's own query-only
+        connection, one small file read, the text's hash and the links the graph holds. Any
+        part that would wait, parse or fail sends the read to a worker thread as before."""
         self._catalog_ready()
-        return await asyncio.to_thread(self._read, note_id, path, max_length)
+        opened = None
+        if note_id:
+            note_id = require_valid_id(note_id)
+            opened = self._open_now(note_id)
+            held = None if opened is None else self._read_held(opened, max_length)
+            if held is not None:
+                return held
+        return await asyncio.to_thread(self._read, note_id, path, max_length, opened)
 
     async def delete(self, note_id: str, agent: str | None = None) -> dict[str, Any]:
         """Remove the note's file and every index entry for it; raises DocNotFound."""
@@ -399,18 +419,23 @@ class KnowledgeService:
         assert info is not None
         return IndexedFile(note, content_hash(text), info)
 
-    def _load(self, note_id: str, memo: ParsedNotes | None = None) -> tuple[Note, str, str]:
+    def _load(
+        self, note_id: str, memo: ParsedNotes | None = None, opened: _Opened | None = None
+    ) -> tuple[Note, str, str]:
         """The note with this id, its file's text and the text's content hash, parsed
-        through ``memo`` if given."""
-        entry = self.catalog.get(note_id)
-        if entry is None:
-            raise DocNotFound(f"no note with id {note_id}")
-        try:
-            text = self.files.read_text(entry.path)
-        except FileNotFoundError:
-            self.indexer.forget(note_id)
-            raise DocNotFound(f"no note with id {note_id} (its file is gone)") from None
-        digest = content_hash(text)
+        through ``memo`` if given; ``opened``: its row and text, already read."""
+        if opened is None:
+            entry = self.catalog.get(note_id)
+            if entry is None:
+                raise DocNotFound(f"no note with id {note_id}")
+            try:
+                text = self.files.read_text(entry.path)
+            except FileNotFoundError:
+                self.indexer.forget(note_id)
+                raise DocNotFound(f"no note with id {note_id} (its file is gone)") from None
+            digest = content_hash(text)
+        else:
+            entry, text, digest = opened
         try:
             if memo is None:
                 note = parse_note(text, entry.path, entry.created_at)
@@ -421,11 +446,37 @@ class KnowledgeService:
         # A person's file has no id of its own: its identity lives in the identity map.
         return note.with_changes(id=entry.id), text, digest
 
+    def _open_now(self, note_id: str) -> _Opened | None:
+        """The note's row and text read without waiting (on the event loop), or None when
+        the catalog is locked, the note is unknown or long, or its file unreadable."""
+        entry = self.catalog.get_now(note_id)
+        if entry is None or entry.size > KEPT_CHARS:  # a longer text is never kept parsed
+            return None
+        try:
+            text = self.files.read_text(entry.path)
+        except (OSError, ValueError):  # the worker thread's read meets it again, and answers
+            return None
+        return _Opened(entry, text, content_hash(text))
+
+    def _read_held(self, opened: _Opened, max_length: int | None) -> dict[str, Any] | None:
+        """The read of an opened note whose parse the memo keeps and whose links the graph
+        holds, else None (never parses, never waits)."""
+        entry = opened.entry
+        note = self._parsed.held(opened.digest, entry.path, entry.created_at)
+        links = None if note is None else self.graph.outgoing_links_held(entry.id)
+        if note is None or links is None:
+            return None
+        return _read_result(note.with_changes(id=entry.id), opened.digest, max_length, links)
+
     def _read(
-        self, note_id: str | None, path: str | None, max_length: int | None
+        self,
+        note_id: str | None,
+        path: str | None,
+        max_length: int | None,
+        opened: _Opened | None = None,
     ) -> dict[str, Any]:
         if note_id:
-            note, _, digest = self._load(require_valid_id(note_id), self._parsed)
+            note, _, digest = self._load(require_valid_id(note_id), self._parsed, opened)
         elif path:
             relative = self.files.check_file(path if path.endswith(".md") else f"{path}.md")
             entry = self.catalog.by_path(relative)
@@ -442,19 +493,7 @@ class KnowledgeService:
             note, _, digest = self._load(entry.id, self._parsed)
         else:
             raise InvalidInput("give either id or path")
-        content, truncated = (
-            truncate(note.content, max_length) if max_length else (note.content, False)
-        )
-        return {
-            "id": note.id,
-            "title": note.title,
-            "path": note.path,
-            "content": content,
-            "truncated": truncated,
-            "version": version_of(digest),
-            "metadata": _metadata(note),
-            "links": self.graph.outgoing_links(note.id),
-        }
+        return _read_result(note, digest, max_length, self.graph.outgoing_links(note.id))
 
     def _delete(self, note_id: str) -> dict[str, Any]:
         with self.indexer.lock:
@@ -506,6 +545,23 @@ def _unique(values: Sequence[str]) -> tuple[str, ...]:
         if cleaned:
             seen.setdefault(cleaned, None)
     return tuple(seen)
+
+
+def _read_result(
+    note: Note, digest: str, max_length: int | None, links: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """What lithos_read answers for a parsed note (``digest``: its text's content hash)."""
+    content, truncated = truncate(note.content, max_length) if max_length else (note.content, False)
+    return {
+        "id": note.id,
+        "title": note.title,
+        "path": note.path,
+        "content": content,
+        "truncated": truncated,
+        "version": version_of(digest),
+        "metadata": _metadata(note),
+        "links": links,
+    }
 
 
 def _metadata(note: Note) -> dict[str, Any]:

@@ -31,15 +31,23 @@ class ParsedNotes:
         :func:`parse_note` raises (a failure is not kept)."""
         if len(text) > KEPT_CHARS or not fallback_time:  # then parse_note reads the clock
             return parse_note(text, path, fallback_time)
-        key = (digest, path, fallback_time)
-        with self._lock:
-            note = self._notes.get(key)
-            if note is not None:
-                self._notes.move_to_end(key)
-                return note
+        note = self.held(digest, path, fallback_time)
+        if note is not None:
+            return note
         note = parse_note(text, path, fallback_time)
+        key = (digest, path, fallback_time)
         with self._lock:
             self._notes[key] = note
             if len(self._notes) > self._size:
                 self._notes.popitem(last=False)
         return note
+
+    def held(self, digest: str, path: str, fallback_time: str | None) -> Note | None:
+        """The note :meth:`parse` keeps for the text of this hash, path and creation time,
+        or None (never parses)."""
+        key = (digest, path, fallback_time)
+        with self._lock:
+            note = self._notes.get(key)
+            if note is not None:
+                self._notes.move_to_end(key)
+            return note

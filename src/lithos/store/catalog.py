@@ -315,9 +315,13 @@ class Catalog:
 
     def get(self, note_id: str) -> CatalogEntry | None:
         """The note with this id, read on the calling thread (:meth:`Database.read`)."""
-        rows = self.db.read(
-            lambda c: c.execute("SELECT * FROM notes WHERE id = ?", (note_id,)).fetchall()
-        )
+        rows = self.db.read(lambda c: c.execute(_BY_ID, (note_id,)).fetchall())
+        return _entry(rows[0]) if rows else None
+
+    def get_now(self, note_id: str) -> CatalogEntry | None:
+        """:meth:`get` for a caller that must not wait (the event loop): also None when the
+        file is locked (:meth:`Database.read_now`)."""
+        rows = self.db.read_now(lambda c: c.execute(_BY_ID, (note_id,)).fetchall())
         return _entry(rows[0]) if rows else None
 
     def get_many(self, note_ids: Sequence[str]) -> dict[str, CatalogEntry]:
@@ -754,6 +758,7 @@ def _entry(row: sqlite3.Row) -> CatalogEntry:
     )
 
 
+_BY_ID = "SELECT * FROM notes WHERE id = ?"
 # The key of the remembered sizes; the hidden ids' keys are three-tuples.
 _SIZES_KEY = ("sizes",)
 

@@ -266,6 +266,12 @@ class Database:
         value = self._read_here(fn)
         return await self.run(fn) if value is _BUSY_NOW else cast(T, value)
 
+    def read_now(self, fn: Callable[[sqlite3.Connection], T]) -> T | None:
+        """:meth:`read` for a caller that must not wait (the event loop): None when the file
+        is locked, instead of a trip to the database thread. ``fn`` must not return None."""
+        value = self._read_here(fn)
+        return None if value is _BUSY_NOW else cast(T, value)
+
     def _read_here(self, fn: Callable[[sqlite3.Connection], T]) -> T | object:
         """``fn`` on the calling thread's reader, or ``_BUSY_NOW`` if the file is locked."""
         try:
