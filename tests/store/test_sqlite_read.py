@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lithos.errors import IndexUnavailable
-from lithos.store.sqlite import Database
+from lithos.store.sqlite import READER_CACHE_KIB, Database
 
 CountRows = Callable[[list[int]], Callable[[sqlite3.Connection], int]]
 
@@ -105,3 +105,8 @@ def test_a_read_that_must_not_wait_answers_none_while_the_file_is_locked(
     threads: list[int] = []
     assert table_db.read_now(count_rows(threads)) is None
     assert threads == [threading.get_ident()]  # tried here only, never handed over
+
+
+def test_a_readers_page_cache_is_small(table_db: Database) -> None:
+    size = table_db.read(lambda conn: conn.execute("PRAGMA cache_size").fetchone()[0])
+    assert size == -READER_CACHE_KIB

@@ -42,6 +42,8 @@ _DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 _BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 # Values :meth:`Database.kept` holds (one per distinct query); the oldest is dropped past this.
 KEPT_VALUES = 256
+# Page cache of each thread's query-only connection (Database.read), in KiB.
+READER_CACHE_KIB = 256
 # What Database._fresh answers when nothing current is remembered (None may be a value).
 _NOT_HELD = object()
 # What Database._read_here answers when the file is locked and the read must wait its turn.
@@ -299,6 +301,9 @@ class Database:
             self._readers.append(conn)
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA query_only=ON")
+        # A reader looks up a few rows; SQLite's default page cache (up to 2 MB) per thread
+        # would only copy pages the OS already caches.
+        conn.execute(f"PRAGMA cache_size=-{READER_CACHE_KIB}")
         self._reader.conn = conn
         return conn
 
