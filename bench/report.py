@@ -640,7 +640,14 @@ def load_section(result: dict[str, Any]) -> list[str]:
     for mode in modes:
         header += [f"{mode}: CPU ms (x floor)", f"{mode}: calls/s", f"{mode}: p50/p99 ms", "errors"]
     lines += table(header, rows)
-    lines += ["Targets (issue 11; meant for 10,000 notes):", ""]
+    lines += [
+        "Targets (issue 11; meant for 10,000 notes). Lithos answers in `json` mode unless "
+        "`server.json_response` is set to false, so the `json` rows are what its clients get; "
+        "the `sse` rows hold the same limits for clients that configure SSE, and the floor "
+        "tool's own calls/s in each mode (same load generator, one tool) is shown beside the "
+        "mixed load:",
+        "",
+    ]
     rows = []
     for mode_name, mode in modes.items():
         mixed = mode["mixed"]
@@ -649,7 +656,8 @@ def load_section(result: dict[str, Any]) -> list[str]:
             [
                 f"{mode_name}: mixed read/search/claim calls/s, zero errors",
                 f">= {targets['mixed_calls_per_s']}",
-                f"{mixed['calls_per_s']} ({mixed['errors']} errors)",
+                f"{mixed['calls_per_s']} ({mixed['errors']} errors; "
+                f"floor tool alone {mode['floor (bench_noop)']['calls_per_s']})",
                 "met" if ok else "**missed**",
             ]
         )
@@ -661,9 +669,7 @@ def load_section(result: dict[str, Any]) -> list[str]:
                     f"{mode_name}: {name} server CPU vs floor",
                     f"<= {targets['floor_ratio']}x",
                     f"{ratio}x",
-                    "met"
-                    if ratio is not None and ratio <= targets["floor_ratio"]
-                    else "**missed**",
+                    "met" if ok else "**missed**",
                 ]
             )
     lines += table(["target", "limit", "measured", ""], rows)
