@@ -4,17 +4,21 @@ always reflects the file as it is now."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
 
 from lithos.domain.frontmatter import FrontmatterError
 from lithos.domain.notes import Note, content_hash, parse_note
+from lithos.errors import DocNotFound
 from lithos.services import parsed as parsed_module
 from lithos.services.knowledge import WriteRequest
 from lithos.services.parsed import ParsedNotes
+from lithos.store.markdown import KnowledgeFiles
 from tests.support import call
 
 TEXT = "---\ntitle: A\ntags: [red]\nmood: calm\n---\n\nBody.\n"
@@ -144,3 +148,39 @@ async def test_a_read_the_link_graph_cannot_answer_at_once_goes_to_a_worker_thre
     before = handed_over.submitted
     assert await app.knowledge.read(note_id=note_id) == first
     assert handed_over.submitted == before + 1
+
+
+@contextmanager
+def fifo_at(path: Path) -> Iterator[None]:
+    """A FIFO without a writer at ``path``; on leaving, a reader stuck opening it (were the
+    read ever to block) is let go: a writer opens it and closes it, so the reader sees EOF."""
+    os.mkfifo(path)
+    try:
+        yield
+    finally:
+        with suppress(OSError):  # ENXIO: no reader waits on it, as it should be
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+
+async def test_a_fifo_put_where_a_read_note_was_answers_not_found_and_blocks_nothing(
+    app, handed_over: CountingExecutor
+) -> None:
+    note_id = await write_linked_note(app)
+    read = await app.knowledge.read(note_id=note_id)  # held now: the next read tries the loop
+    path: Path = app.files.root / read["path"]
+    path.unlink()
+    with fifo_at(path), pytest.raises(DocNotFound):
+        await asyncio.wait_for(app.knowledge.read(note_id=note_id), timeout=30)
+
+
+def test_reading_a_fifo_or_a_file_past_the_bound_reads_nothing(tmp_path: Path) -> None:
+    files = KnowledgeFiles(tmp_path)
+    with ThreadPoolExecutor(1) as pool:
+        for read in (files.read_text, lambda p: files.read_text_now(p, 100)):
+            with fifo_at(tmp_path / "pipe.md"), pytest.raises(FileNotFoundError):
+                pool.submit(read, "pipe.md").result(timeout=30)
+            (tmp_path / "pipe.md").unlink()
+    (tmp_path / "long.md").write_text("x" * 101)
+    assert files.read_text_now("long.md", 100) is None
+    assert files.read_text_now("long.md", 101) == "x" * 101
+    assert files.reads == 1

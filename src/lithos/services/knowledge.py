@@ -453,8 +453,11 @@ class KnowledgeService:
         if entry is None or entry.size > KEPT_CHARS:  # a longer text is never kept parsed
             return None
         try:
-            text = self.files.read_text(entry.path)
+            # Never blocks: anything but a small regular file goes to the worker thread.
+            text = self.files.read_text_now(entry.path, 4 * KEPT_CHARS)
         except (OSError, ValueError):  # the worker thread's read meets it again, and answers
+            return None
+        if text is None or len(text) > KEPT_CHARS:
             return None
         return _Opened(entry, text, content_hash(text))
 

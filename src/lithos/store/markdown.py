@@ -10,8 +10,10 @@ of them into place.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -115,8 +117,31 @@ class KnowledgeFiles:
         return self.root / relative
 
     def read_text(self, relative: str) -> str:
-        self.reads += 1
-        return note_text((self.root / relative).read_bytes())
+        """The note file's text (:func:`note_text`). The open never blocks, and anything but a
+        regular file (a FIFO or device put where a note was) is refused as
+        ``FileNotFoundError``, so no reader can hang on it; raises ``OSError`` and
+        ``UnicodeDecodeError``."""
+        with os.fdopen(self._open_regular(relative), "rb") as file:
+            self.reads += 1
+            return note_text(file.read())
+
+    def read_text_now(self, relative: str, max_bytes: int) -> str | None:
+        """:meth:`read_text` for a caller that must not wait (the event loop): None, without
+        reading, when the file holds more than ``max_bytes``."""
+        with os.fdopen(self._open_regular(relative), "rb") as file:
+            if os.fstat(file.fileno()).st_size > max_bytes:
+                return None
+            self.reads += 1
+            data = file.read(max_bytes + 1)  # one byte more: a file grown since is refused too
+        return None if len(data) > max_bytes else note_text(data)
+
+    def _open_regular(self, relative: str) -> int:
+        """A descriptor of the regular file at ``relative``, opened without blocking."""
+        fd = os.open(self.root / relative, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise FileNotFoundError(errno.ENOENT, "not a regular file")
+        return fd
 
     def exists(self, relative: str) -> bool:
         return (self.root / relative).is_file()
