@@ -428,14 +428,8 @@ class KnowledgeService:
             entry = self.catalog.get(note_id)
             if entry is None:
                 raise DocNotFound(f"no note with id {note_id}")
-            try:
-                text = self.files.read_text(entry.path)
-            except FileNotFoundError:
-                self.indexer.forget(note_id)
-                raise DocNotFound(f"no note with id {note_id} (its file is gone)") from None
-            digest = content_hash(text)
-        else:
-            entry, text, digest = opened
+            opened = self._open(entry)
+        entry, text, digest = opened
         try:
             if memo is None:
                 note = parse_note(text, entry.path, entry.created_at)
@@ -445,6 +439,16 @@ class KnowledgeService:
             raise NoteUnreadable(f"note {note_id} has broken frontmatter: {exc}") from exc
         # A person's file has no id of its own: its identity lives in the identity map.
         return note.with_changes(id=entry.id), text, digest
+
+    def _open(self, entry: CatalogEntry) -> _Opened:
+        """The note's row and its file's text; raises DocNotFound (the note forgotten) when
+        the file is gone."""
+        try:
+            text = self.files.read_text(entry.path)
+        except FileNotFoundError:
+            self.indexer.forget(entry.id)
+            raise DocNotFound(f"no note with id {entry.id} (its file is gone)") from None
+        return _Opened(entry, text, content_hash(text))
 
     def _open_now(self, note_id: str) -> _Opened | None:
         """The note's row and text read without waiting (on the event loop), or None when
@@ -493,7 +497,7 @@ class KnowledgeService:
                     kind, message = problem
                     raise NoteUnreadable(f"{relative} is not a readable note ({kind}): {message}")
                 raise DocNotFound(f"no note at {relative}")
-            note, _, digest = self._load(entry.id, self._parsed)
+            note, _, digest = self._load(entry.id, self._parsed, self._open(entry))
         else:
             raise InvalidInput("give either id or path")
         return _read_result(note, digest, max_length, self.graph.outgoing_links(note.id))
