@@ -156,6 +156,8 @@ class LithosApp:
         # A note file holds up to max_content_bytes of content plus its frontmatter.
         self.max_file_bytes = cfg.storage.max_content_bytes + FRONTMATTER_ALLOWANCE
         self.files = KnowledgeFiles(cfg.knowledge_dir)
+        # Derived like the indexes: what the MCP server built its tools' schemas from last time.
+        self.tool_schemas_path = data / ".index" / "tool-schemas.json"
         # Process-wide, like the malloc settings; numpy (and its BLAS) loads on first use.
         after_import(partial(set_blas_threads, cfg.search.blas_threads))
         self.coordination_db = self._open_state("coordination")

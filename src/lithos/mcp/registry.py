@@ -21,11 +21,14 @@ import mcp.types as mt
 import pydantic_core
 from fastmcp.tools import FunctionTool
 from fastmcp.tools.base import ToolResult
+from fastmcp.utilities.tasks import TaskConfig
 from fastmcp.utilities.types import get_cached_typeadapter
 from pydantic import PrivateAttr
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
+
+    from lithos.mcp.tool_schemas import StoredToolSchemas
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 
@@ -87,8 +90,13 @@ _WIRE_DUMP: dict[str, Any] = {"by_alias": True, "mode": "json", "exclude_none": 
 _WIRE_TEMPLATE = mt.CallToolResult(content=[], structured_content={}).model_dump(**_WIRE_DUMP)
 
 
-def described_tool(handler: Callable[..., Any], annotations: mt.ToolAnnotations) -> LithosTool:
-    """The tool of ``handler``, described by its whole docstring.
+def described_tool(
+    handler: Callable[..., Any],
+    annotations: mt.ToolAnnotations,
+    stored: StoredToolSchemas | None = None,
+) -> LithosTool:
+    """The tool of ``handler``, described by its whole docstring; its schemas from
+    ``stored`` when it holds them (recorded there when built).
 
     FastMCP parses every tool's docstring with griffe (Google, NumPy and Sphinx parsers in
     turn, twice a function) for argument descriptions; Lithos gives each argument a Field
@@ -99,35 +107,55 @@ def described_tool(handler: Callable[..., Any], annotations: mt.ToolAnnotations)
     The handlers' annotations are strings (``from __future__ import annotations``), which
     FastMCP evaluates again in each of the six places that reads them; they are evaluated
     once here, to the same types (~0.07 s of start-up over every tool).
+
+    A tool whose schemas are stored is made as ``FunctionTool.from_function`` makes it from
+    the same handler, without building them (arguments are validated by FastMCP's own
+    adapter, made on the tool's first call either way).
     """
     description = inspect.getdoc(handler)
+    hints = typing.get_type_hints(handler, include_extras=True)
+    schemas = stored.get(handler.__name__) if stored is not None else None
+    if schemas is not None:
+        parameters, output_schema = schemas
+        return LithosTool(
+            fn=handler,
+            return_type=hints.get("return"),
+            name=handler.__name__,
+            description=description,
+            parameters=parameters,
+            output_schema=output_schema,
+            annotations=annotations,
+            tags=set(),
+            task_config=TaskConfig(mode="forbidden"),
+        )
     doc, handler.__doc__ = handler.__doc__, None
-    hints, handler.__annotations__ = (
-        handler.__annotations__,
-        typing.get_type_hints(handler, include_extras=True),
-    )
+    written, handler.__annotations__ = handler.__annotations__, hints
     try:
         tool = LithosTool.from_function(
             handler, description=description, annotations=annotations, task=False
         )
     finally:
         handler.__doc__ = doc
-        handler.__annotations__ = hints
+        handler.__annotations__ = written
+    if stored is not None:
+        stored.put(tool.name, tool.parameters, tool.output_schema)
     return cast(LithosTool, tool)
 
 
 class ToolRegistry:
-    """Registers the tool groups' handlers on a server as :class:`LithosTool`."""
+    """Registers the tool groups' handlers on a server as :class:`LithosTool`, their
+    schemas from ``stored`` when it holds them."""
 
-    def __init__(self, server: FastMCP) -> None:
+    def __init__(self, server: FastMCP, stored: StoredToolSchemas | None = None) -> None:
         self._server = server
+        self._stored = stored
 
     def tool(self, *, annotations: mt.ToolAnnotations) -> Callable[[Handler], Handler]:
         """A decorator adding the handler as a tool named after the function, described by
         its docstring, its arguments and result by its signature (as ``FastMCP.tool``)."""
 
         def register(handler: Handler) -> Handler:
-            self._server.add_tool(described_tool(handler, annotations))
+            self._server.add_tool(described_tool(handler, annotations, self._stored))
             return handler
 
         return register

@@ -30,6 +30,7 @@ from lithos.errors import LithosError
 from lithos.mcp.envelope import ErrorEnvelope
 from lithos.mcp.host_guard import HostPortGuard
 from lithos.mcp.registry import ToolRegistry
+from lithos.mcp.tool_schemas import StoredToolSchemas
 from lithos.mcp.tools import agents, coordination, edges, knowledge, retrieval, search, system
 
 if TYPE_CHECKING:
@@ -205,9 +206,11 @@ def create_server(app: LithosApp) -> FastMCP:
     # setter for this SDK hook.
     server._mcp_server.get_tool_input_schema = input_schemas
     server.add_middleware(ErrorEnvelope(app.files.root))
-    tools = ToolRegistry(server)
+    stored = StoredToolSchemas(app.tool_schemas_path)
+    tools = ToolRegistry(server, stored)
     for group in (knowledge, search, retrieval, edges, agents, coordination, system):
         group.register(tools, app)
+    stored.save()
 
     @server.custom_route("/health", methods=["GET"])
     async def health(request: Request) -> JSONResponse:
