@@ -32,6 +32,7 @@ from lithos.mcp.host_guard import HostPortGuard
 from lithos.mcp.registry import ToolRegistry
 from lithos.mcp.tool_schemas import StoredToolSchemas
 from lithos.mcp.tools import agents, coordination, edges, knowledge, retrieval, search, system
+from lithos.runtime import freeze_long_lived_objects
 
 if TYPE_CHECKING:
     import mcp.types as mt
@@ -276,6 +277,7 @@ async def run(server: FastMCP, settings: ServerConfig) -> None:
     )
     if transport == "stdio":
         log.info("Lithos %s serving MCP over stdio", __version__)
+        freeze_long_lived_objects()
         await server.run_stdio_async(show_banner=False)
         return
     import uvicorn
@@ -293,4 +295,5 @@ async def run(server: FastMCP, settings: ServerConfig) -> None:
         asgi, host=host, port=port, log_level="warning", lifespan="on", access_log=False
     )
     log.info("Lithos %s serving MCP: %s, health at %s/health", __version__, endpoints, base)
+    freeze_long_lived_objects()
     await uvicorn.Server(config).serve()
