@@ -13,8 +13,9 @@ import pytest
 from fastmcp import Client
 
 from lithos.app import LithosApp
+from lithos.mcp.registry import LithosTool
 from lithos.mcp.server import create_server
-from lithos.mcp.tool_schemas import StoredToolSchemas, schema_key, source_digest
+from lithos.mcp.tool_schemas import StoredToolSchemas, ToolSchemas, schema_key, source_digest
 from tests.support import call
 
 
@@ -51,7 +52,11 @@ async def test_tools_made_from_stored_schemas_equal_the_built_ones(app: LithosAp
     assert [tool.model_dump(exclude={"fn"}) for tool in made] == [
         tool.model_dump(exclude={"fn"}) for tool in built
     ]
-    assert [tool.fn for tool in made] != [tool.fn for tool in built]  # registered anew
+    assert all(isinstance(tool, LithosTool) for tool in [*made, *built])
+    handlers = [
+        [tool.fn for tool in tools if isinstance(tool, LithosTool)] for tools in (made, built)
+    ]
+    assert handlers[0] != handlers[1]  # registered anew
 
 
 async def test_a_tool_made_from_stored_schemas_validates_and_answers_calls(app: LithosApp):
@@ -95,10 +100,11 @@ async def test_a_tool_the_file_does_not_hold_or_holds_malformed_is_built(app: Li
     del kept["tools"]["lithos_search"]
     kept["tools"]["lithos_read"] = {"parameters": "not a schema", "output_schema": None}
     del kept["tools"]["lithos_list"]["output_schema"]
+    kept["tools"]["lithos_tags"]["listed"]["output_schema"] = None
     store(app, kept)
     assert await listed(app) == built
     rewritten = stored(app)["tools"]
-    assert {"lithos_search", "lithos_read", "lithos_list"} <= set(rewritten)
+    assert {"lithos_search", "lithos_read", "lithos_list", "lithos_tags"} <= set(rewritten)
     assert isinstance(rewritten["lithos_read"]["parameters"], dict)
 
 
@@ -116,14 +122,25 @@ async def test_a_file_that_cannot_be_written_is_logged_and_the_server_serves(
 def test_nothing_is_written_when_every_tool_was_stored(tmp_path: Path):
     path = tmp_path / "tool-schemas.json"
     key = {"source": "a"}
-    path.write_text(
-        json.dumps({"key": key, "tools": {"t": {"parameters": {}, "output_schema": None}}})
-    )
+    kept = ToolSchemas.of({"type": "object"}, None)
+    path.write_text(json.dumps({"key": key, "tools": {"t": kept.stored()}}))
     before = path.stat().st_mtime_ns
     schemas = StoredToolSchemas(path, key)
-    assert schemas.get("t") == ({}, None)
+    assert schemas.get("t") == kept
     schemas.save()
     assert path.stat().st_mtime_ns == before
+
+
+async def test_a_server_built_from_stored_schemas_lists_them_without_inlining_refs_again(
+    app: LithosApp, monkeypatch: pytest.MonkeyPatch
+):
+    built = await listed(app)
+
+    def inline(schema: dict[str, Any]) -> dict[str, Any]:
+        raise AssertionError("inlined again")
+
+    monkeypatch.setattr("fastmcp.server.middleware.dereference.dereference_refs", inline)
+    assert await listed(app) == built
 
 
 def test_the_source_digest_follows_every_python_file_of_the_package(tmp_path: Path):

@@ -25,6 +25,8 @@ from fastmcp.utilities.tasks import TaskConfig
 from fastmcp.utilities.types import get_cached_typeadapter
 from pydantic import PrivateAttr
 
+from lithos.mcp.tool_schemas import ToolSchemas
+
 if TYPE_CHECKING:
     from fastmcp import FastMCP
 
@@ -34,7 +36,26 @@ Handler = TypeVar("Handler", bound=Callable[..., Any])
 
 
 class LithosTool(FunctionTool):
-    """A FunctionTool whose dict results go to the wire serialised once."""
+    """A FunctionTool whose dict results go to the wire serialised once, and which may know
+    its schemas as tools/list shows them."""
+
+    _listed: ToolSchemas | None = PrivateAttr(default=None)
+
+    def listed(self) -> LithosTool | None:
+        """This tool with its schemas as tools/list shows them (``$ref`` inlined, as FastMCP's
+        ``DereferenceRefsMiddleware`` would), when known: made when its schemas were."""
+        schemas = self._listed
+        if schemas is None or (schemas.parameters, schemas.output) != (
+            self.parameters,
+            self.output_schema,
+        ):
+            return None
+        return self.model_copy(
+            update={
+                "parameters": schemas.listed_parameters,
+                "output_schema": schemas.listed_output,
+            }
+        )
 
     def convert_result(self, raw_value: Any) -> ToolResult:
         schema = self.output_schema
@@ -116,18 +137,19 @@ def described_tool(
     hints = typing.get_type_hints(handler, include_extras=True)
     schemas = stored.get(handler.__name__) if stored is not None else None
     if schemas is not None:
-        parameters, output_schema = schemas
-        return LithosTool(
+        made = LithosTool(
             fn=handler,
             return_type=hints.get("return"),
             name=handler.__name__,
             description=description,
-            parameters=parameters,
-            output_schema=output_schema,
+            parameters=schemas.parameters,
+            output_schema=schemas.output,
             annotations=annotations,
             tags=set(),
             task_config=TaskConfig(mode="forbidden"),
         )
+        made._listed = schemas
+        return made
     doc, handler.__doc__ = handler.__doc__, None
     written, handler.__annotations__ = handler.__annotations__, hints
     try:
@@ -138,7 +160,9 @@ def described_tool(
         handler.__doc__ = doc
         handler.__annotations__ = written
     if stored is not None:
-        stored.put(tool.name, tool.parameters, tool.output_schema)
+        built = cast(LithosTool, tool)
+        built._listed = ToolSchemas.of(tool.parameters, tool.output_schema)
+        stored.put(tool.name, built._listed)
     return cast(LithosTool, tool)
 
 

@@ -29,7 +29,7 @@ from lithos import __version__
 from lithos.errors import LithosError
 from lithos.mcp.envelope import ErrorEnvelope
 from lithos.mcp.host_guard import HostPortGuard
-from lithos.mcp.registry import ToolRegistry
+from lithos.mcp.registry import LithosTool, ToolRegistry
 from lithos.mcp.tool_schemas import StoredToolSchemas
 from lithos.mcp.tools import agents, coordination, edges, knowledge, retrieval, search, system
 from lithos.runtime import freeze_long_lived_objects
@@ -165,6 +165,10 @@ class _DereferencedTools(DereferenceRefsMiddleware):
         return shown
 
     async def _inlined(self, context: MiddlewareContext[mt.ListToolsRequest], tool: Tool) -> Tool:
+        listed = tool.listed() if isinstance(tool, LithosTool) else None
+        if listed is not None:
+            return listed
+
         async def only(context: MiddlewareContext[mt.ListToolsRequest]) -> Sequence[Tool]:
             return [tool]
 
