@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -160,38 +161,42 @@ def test_notes_chunks_and_vectors_persist_across_reopen(
         reopened.close()
 
 
-def test_opening_does_not_wait_for_the_queue_of_chunks_to_embed_and_no_call_misses_it(
+def test_the_queue_of_chunks_to_embed_is_filled_by_its_first_reader_and_misses_nothing(
     path: Path, store: VectorStore, embedder: HashingEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The queue is rebuilt from every chunk at opening (a second at 100,000 notes): queued
-    on the database thread, not waited for; every later call on the store comes after it."""
+    """Filling the queue reads every chunk (a second at 100,000 notes): opening does not do
+    it, the first call that reads the queue does, and writes before it are not lost."""
     store.set_note("a", "ha", ["embedded already"])
     embed_pending(store, embedder)
     store.set_note("b", "hb", ["waiting one", "waiting two"])
+    store.set_note("c", "hc", ["removed before the fill"])
     store.close()
-    filling, release = threading.Event(), threading.Event()
-    real = VectorStore._fill_queue
+    fills: list[int] = []
+    real = VectorStore._queue
 
-    def held_fill(self: VectorStore, conn: object) -> None:
-        filling.set()
-        assert release.wait(10)
-        real(self, conn)  # type: ignore[arg-type]
+    def counted_fill(self: VectorStore, conn: sqlite3.Connection) -> None:
+        if not self._queue_filled:
+            fills.append(1)
+        real(self, conn)
 
-    monkeypatch.setattr(VectorStore, "_fill_queue", held_fill)
-    reopened = VectorStore(path, embedder.model_id, embedder.dimension)  # returns while held
+    monkeypatch.setattr(VectorStore, "_queue", counted_fill)
+    reopened = VectorStore(path, embedder.model_id, embedder.dimension)
     try:
-        assert filling.wait(10)
-        counted: list[int] = []
-        counting = threading.Thread(target=lambda: counted.append(reopened.pending_count()))
-        counting.start()
-        counting.join(0.2)
-        assert counting.is_alive() and not counted  # behind the fill, not before it
-        release.set()
-        counting.join(10)
-        assert counted == [2]
-        assert {text for _, text in reopened.pending(10)} == {"waiting one", "waiting two"}
+        reopened.set_note("d", "hd", ["written before the fill"])
+        reopened.remove_note("c")
+        hits = search(reopened, embedder, "embedded already")
+        assert [hit.note_id for hit in hits][:1] == ["a"]
+        assert fills == []  # opening, writes and searches leave the queue unfilled
+        assert reopened.pending_count() == 3
+        assert fills == [1]
+        assert {text for _, text in reopened.pending(10)} == {
+            "waiting one",
+            "waiting two",
+            "written before the fill",
+        }
+        assert reopened.counts().pending_chunks == 3
+        assert fills == [1]  # once
     finally:
-        release.set()
         reopened.close()
 
 

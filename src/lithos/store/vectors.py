@@ -169,6 +169,7 @@ class VectorStore:
         self._saved: Stamp | None = None  # what the snapshot on disk holds, when known
         self._saved_at = time.monotonic()
         self._closed = False
+        self._queue_filled = False  # database thread only (_queue)
         self._db = self._open()
 
     def _open(self) -> Database:
@@ -180,10 +181,10 @@ class VectorStore:
         except BaseException:
             database.close()
             raise
-        # Rebuilding the queue of chunks to embed reads every chunk (about 1 s at 347,451):
-        # queued on the database thread rather than waited for, so start-up goes on beside
-        # it; every later call on the store runs after it, and so sees the whole queue.
-        database.call_soon(self._fill_queue)
+        if self._retiring:
+            # Spaces still searched after a model change are retired as soon as no chunk
+            # needs them: queued on the database thread, not waited for.
+            database.call_soon(self._retire_if_done)
         return database
 
     def close(self) -> None:
@@ -367,14 +368,17 @@ class VectorStore:
         vector in the active space yet: first the text no searched space has (in the order it
         was first needed), then, with ``migrate``, the text only a retiring space has."""
         where = "" if migrate else f" WHERE q.priority = {NEW_TEXT}"
-        rows = self._db.call(
-            lambda conn: conn.execute(
+
+        def read(conn: sqlite3.Connection) -> list[sqlite3.Row]:
+            self._queue(conn)
+            return conn.execute(
                 "SELECT q.chunk_hash, (SELECT c.text FROM chunks c"
                 "  WHERE c.chunk_hash = q.chunk_hash LIMIT 1) AS text"
                 f" FROM temp.queue q{where} ORDER BY q.priority, q.rowid LIMIT ?",
                 (limit,),
             ).fetchall()
-        )
+
+        rows = self._db.call(read)
         # A queued hash is always some chunk's (the queue drops it with its last chunk).
         return [(row["chunk_hash"], row["text"]) for row in rows if row["text"] is not None]
 
@@ -709,6 +713,7 @@ class VectorStore:
 
     def _read_counts(self, conn: sqlite3.Connection) -> VectorCounts:
         notes, chunks = self._db.kept(conn, "sizes", _sizes)
+        self._queue(conn)
         pending = queued(conn, NEW_TEXT)
         migrating = queued(conn, MIGRATION)
         return VectorCounts(notes, chunks, chunks - pending - migrating, pending, migrating)
@@ -718,6 +723,7 @@ class VectorStore:
         space); cheap enough to call on every search."""
 
         def read(conn: sqlite3.Connection) -> int:
+            self._queue(conn)
             waiting = queued(conn, NEW_TEXT)
             return waiting + queued(conn, MIGRATION) if migrate else waiting
 
@@ -743,19 +749,26 @@ class VectorStore:
         with self._lock:
             self._retiring = retiring
         # The queue of chunks to embed is derived state, rebuilt per connection: a TEMP table
-        # costs no disk writes and always matches this store's active space. Filled by
-        # _fill_queue, the next transaction on the database thread. It holds hashes only (the
-        # text is read from the chunks when embedded), so that keeping it in memory
-        # (temp_store=MEMORY) costs ~100 bytes a queued chunk.
+        # costs no disk writes and always matches this store's active space. It holds hashes
+        # only (the text is read from the chunks when embedded), so that keeping it in memory
+        # (temp_store=MEMORY) costs ~100 bytes a queued chunk. Filled by the first call that
+        # reads it (_queue).
         conn.execute(
             "CREATE TEMP TABLE IF NOT EXISTS queue ("
             " chunk_hash TEXT NOT NULL UNIQUE, priority INTEGER NOT NULL)"
         )
         conn.execute("CREATE INDEX IF NOT EXISTS temp.queue_order ON queue(priority)")
+        self._queue_filled = False
 
-    def _fill_queue(self, conn: sqlite3.Connection) -> None:
-        """Queue every chunk with no vector in the active space (new text first), then
-        retire the spaces being retired if none is needed any more."""
+    def _queue(self, conn: sqlite3.Connection) -> None:
+        """Fill the queue of chunks to embed unless it is filled: every chunk with no vector
+        in the active space (new text first). Filling reads every chunk (~0.2 s of CPU at
+        39,000 chunks, ~1 s at 347,000), so it waits for the first call that reads the
+        queue (in a server, the embedding worker's, once the first call is answered)
+        instead of sharing the cores with the start-up. Writes before it may add to the
+        queue or take from it: the fill starts it over. Database thread only."""
+        if self._queue_filled:
+            return
         conn.execute("DELETE FROM temp.queue")
         retiring = [space.id for space in self._retiring]
         marks = ", ".join("?" * len(retiring))
@@ -769,11 +782,12 @@ class VectorStore:
             " ORDER BY c.rowid",
             (*retiring, self.space.id),
         )
-        self._retire_if_done(conn)
+        self._queue_filled = True
 
     def _retire_if_done(self, conn: sqlite3.Connection) -> list[str]:
         if not self._retiring:
             return []
+        self._queue(conn)
         waiting = conn.execute(f"SELECT 1 FROM temp.queue WHERE priority = {MIGRATION} LIMIT 1")
         if waiting.fetchone() is not None:
             return []
