@@ -470,3 +470,27 @@ def test_an_empty_store_saves_and_reads_its_snapshot(
     assert store.save_snapshot()
     store.close()
     assert from_snapshot(path, embedder, compact, monkeypatch) == [([], set())] * len(QUERIES)
+
+
+@pytest.mark.parametrize("source", ["snapshot", "sqlite"])
+def test_the_writes_after_reading_the_matrices_fill_spare_rows_instead_of_copying_them(
+    path: Path, embedder: HashingEmbedder, compact: bool, saved: list, source: str
+) -> None:
+    """Read from the snapshot or from SQLite, a matrix has free rows beyond its chunks, so the
+    notes written next take them without the whole matrix being copied to grow."""
+    if source == "sqlite":
+        path.with_suffix(".matrix").unlink()
+    store = open_store(path, embedder, compact)
+    rng = random.Random(3)
+    try:
+        store.warm()
+        held = store.matrix_bytes()
+        vectors_before = store.counts().embedded_chunks
+        for i in range(40):
+            store.set_note(f"new{i}", f"w{i}", [f"omega{i} " + text(rng) for _ in range(3)])
+        embed_pending(store, embedder)
+        assert store.counts().embedded_chunks == vectors_before + 120
+        assert store.matrix_bytes() == held
+        assert store.search(embedder.vector("omega7"), 1)[0].note_id == "new7"
+    finally:
+        store.close()

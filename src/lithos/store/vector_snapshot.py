@@ -30,7 +30,7 @@ from typing import BinaryIO
 
 from lithos.lazy_numpy import np
 from lithos.store.vector_codes import row_vectors
-from lithos.store.vector_matrix import HASH_BYTES, MatrixRows
+from lithos.store.vector_matrix import HASH_BYTES, MatrixRows, spare_rows
 
 MAGIC = b"LITHOSVM"
 END = b"LITHOSVE"
@@ -57,12 +57,6 @@ class SpaceShape:
 class SnapshotDamaged(Exception):
     """The snapshot file is not one this module wrote, or not all of it (torn, truncated,
     changed): set it aside and read the matrices from SQLite."""
-
-
-def spare_rows(size: int) -> int:
-    """Free rows a matrix read from a snapshot gets beyond its ``size`` (never resident until
-    written), so the first writes do not copy it to grow."""
-    return max(1024, size // 8)
 
 
 def write(

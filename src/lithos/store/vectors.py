@@ -45,7 +45,7 @@ from lithos.lazy_numpy import np
 from lithos.store import vector_snapshot, vector_spaces
 from lithos.store.sqlite import Database, Migration, generation_migration
 from lithos.store.vector_codes import row_vectors
-from lithos.store.vector_matrix import HASH_BYTES, ChunkMatrix, MatrixRows
+from lithos.store.vector_matrix import HASH_BYTES, ChunkMatrix, MatrixRows, spare_rows
 from lithos.store.vector_rows import decode, hits, queued, select_in, unit, unqueue_unused
 from lithos.store.vector_snapshot import SnapshotDamaged, SpaceShape, Stamp
 
@@ -874,8 +874,10 @@ class VectorStore:
     def _load_all(
         self, conn: sqlite3.Connection, spaces: list[EmbeddingSpace]
     ) -> dict[str, ChunkMatrix]:
-        # Every chunk row bounds the number of embedded ones; spare rows become free capacity.
-        capacity = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        # Every chunk row bounds the number of embedded ones; the rows not filled, and the
+        # spare ones beyond, become free capacity for the writes after the read.
+        chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        capacity = chunks + spare_rows(chunks)
         matrices: dict[str, ChunkMatrix] = {}
         earlier: list[str] = []
         for space in spaces:
