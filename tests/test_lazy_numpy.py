@@ -50,6 +50,7 @@ def test_a_started_server_answers_full_text_without_numpy_and_caps_blas_on_first
     app = make_app(data_dir)
     app.start(watch=False)
     write(app, "Heron", "a grey heron by the water")
+    assert app.embedding.wait_idle(60)  # else the note may still wait for its vector
     app.close()
     run_fresh(
         f"""
