@@ -78,3 +78,28 @@ async def test_a_failed_first_call_begins_the_deferred_work_too(
         refused = await call(client, "lithos_read", id="no-such-note")
         assert refused["status"] == "error"
         assert await asyncio.to_thread(app.wait_checked, 10)
+
+
+async def test_after_the_first_call_the_deferred_work_waits_for_the_server_to_be_idle(
+    deferred: tuple[LithosApp, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp_server, "BACKGROUND_AT_LATEST_S", 3600.0)
+    monkeypatch.setattr(mcp_server, "BACKGROUND_IDLE_S", 3600.0)
+    app, _ = deferred
+    async with Client(create_server(app)) as client:
+        first = await call(client, "lithos_search", query="kingfisher")
+        assert found(first) == []
+        await client.list_tools()  # a request right after the first call
+        assert not app.wait_checked(0) and not app.embedding.is_alive()
+    assert not app.embedding.is_alive()  # the idle wait ended with the server
+
+
+async def test_the_deferred_work_begins_once_the_server_is_idle_after_the_first_call(
+    deferred: tuple[LithosApp, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mcp_server, "BACKGROUND_AT_LATEST_S", 3600.0)
+    monkeypatch.setattr(mcp_server, "BACKGROUND_IDLE_S", 0.01)
+    app, ids = deferred
+    async with Client(create_server(app)) as client:
+        await call(client, "lithos_search", query="kingfisher")
+        await began(app, client, ids)

@@ -52,11 +52,16 @@ log = logging.getLogger("lithos.mcp")
 IO_THREADS = min(32, (os.cpu_count() or 1) + 4)
 # The background work LithosApp.start deferred (the index check beside serving; the
 # embedding worker, which first loads the model and the search matrices: ~0.9 s of CPU at
-# 10,000 notes) begins once the server has answered its first tool call, or this many
-# seconds after it started serving when no call comes first. On two cores those threads held
-# the GIL and the cores while the MCP stack was imported and the tools were built, and the
-# first call waited for them (bench/NOTES.md).
+# 10,000 notes) begins once the server has answered its first tool call (and then been idle:
+# BACKGROUND_IDLE_S), or this many seconds after it started serving, whichever comes first.
+# On two cores those threads held the GIL and the cores while the MCP stack was imported and
+# the tools were built, and the first call waited for them (bench/NOTES.md).
 BACKGROUND_AT_LATEST_S = 2.0
+# After the first answered tool call it waits until no request has been in flight this long:
+# a client may follow its first call with another request at once (fastmcp's client lists
+# the tools to check the result against the tool's output schema), which is then answered
+# without the background threads sharing the two cores.
+BACKGROUND_IDLE_S = 0.1
 
 INSTRUCTIONS = """Lithos is a shared knowledge base and coordination service for agents.
 Search before you write (lithos_search, mode=hybrid for natural language), read with
@@ -81,14 +86,18 @@ logging.getLogger("fastmcp.server.server").addFilter(_ExpectedErrorFilter())
 
 
 class _BackgroundStart(Middleware):
-    """Begins the app's deferred background work (:meth:`LithosApp.begin_background`) right
-    after the first tool call is answered, or :data:`BACKGROUND_AT_LATEST_S` after
-    :meth:`arm` when none comes first; once. Used on the event loop only."""
+    """Begins the app's deferred background work (:meth:`LithosApp.begin_background`) once
+    the first tool call is answered and no request has been in flight for
+    :data:`BACKGROUND_IDLE_S`, or :data:`BACKGROUND_AT_LATEST_S` after :meth:`arm`, whichever
+    comes first; once. Used on the event loop only."""
 
     def __init__(self, begin: Callable[[], None]) -> None:
         self._begin = begin
         self._begun = False
+        self._answered = False
+        self._in_flight = 0
         self._timer: asyncio.TimerHandle | None = None
+        self._idle: asyncio.TimerHandle | None = None
 
     def arm(self) -> None:
         """Start the upper bound's clock (the server starts serving)."""
@@ -96,10 +105,28 @@ class _BackgroundStart(Middleware):
             self._timer = asyncio.get_running_loop().call_later(BACKGROUND_AT_LATEST_S, self._start)
 
     def disarm(self) -> None:
-        """Forget the upper bound (the server stops serving)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        """Forget the upper bound and any idle wait (the server stops serving)."""
+        for timer in (self._timer, self._idle):
+            if timer is not None:
+                timer.cancel()
+        self._timer = self._idle = None
+
+    async def on_request(
+        self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]
+    ) -> Any:
+        self._in_flight += 1
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+        try:
+            return await call_next(context)
+        finally:
+            self._in_flight -= 1
+            if self._answered and not self._begun and self._in_flight == 0:
+                # The answer is on its way before the threads start, and a request that
+                # follows it at once is answered without them.
+                loop = asyncio.get_running_loop()
+                self._idle = loop.call_later(BACKGROUND_IDLE_S, self._start)
 
     async def on_call_tool(
         self,
@@ -109,9 +136,7 @@ class _BackgroundStart(Middleware):
         try:
             return await call_next(context)
         finally:
-            if not self._begun:
-                # On the loop's next turn: the answer is on its way before the threads start.
-                asyncio.get_running_loop().call_soon(self._start)
+            self._answered = True
 
     def _start(self) -> None:
         if self._begun:
