@@ -127,3 +127,39 @@ def test_a_document_larger_than_the_budget_is_not_kept() -> None:
     stored.put(2, fields("x" * 11))
     assert stored.get(2) is None
     assert stored.get(1) is not None
+
+
+def test_a_highlighted_document_keeps_its_lowered_content(index: FullTextIndex) -> None:
+    first = index.search("Operators")
+    stored = index._stored
+    assert stored is not None
+    key = id_key("kube")
+    kept = stored._lowered.get(key)
+    assert kept == "operators reconcile the cluster state."
+    assert index.search("Operators") == first
+    assert stored._lowered.get(key) is kept  # the second search used the kept text
+
+
+def test_lowered_content_is_counted_and_dropped_with_its_document() -> None:
+    stored = StoredDocs(object(), 0, budget=3 * EMPTY + 11)
+    text = "AAAA"
+    stored.put(1, fields(text))
+    assert stored.lowered(1, text) == "aaaa"
+    assert stored.lowered(1, text) is stored.lowered(1, text)
+    assert stored._bytes == 2 * sys.getsizeof(text)
+    stored.put(2, fields("bbbb"))  # past the budget: document 1 and its lowered text go
+    assert stored.get(1) is None
+    assert 1 not in stored._lowered
+    assert stored._bytes == sys.getsizeof("bbbb")
+
+
+def test_lowered_content_of_another_text_is_not_kept() -> None:
+    stored = StoredDocs(object(), 0)
+    stored.put(1, fields("Kept"))
+    assert stored.lowered(1, "Other") == "other"  # not the content kept under 1
+    assert stored.lowered(2, "Unkept") == "unkept"  # nothing kept under 2
+    assert stored._lowered == {}
+    stored.put(1, fields("New"))
+    assert stored.lowered(1, stored.get(1).content) == "new"  # type: ignore[union-attr]
+    stored.put(1, fields("Newer"))  # a replacement drops the old lowered text
+    assert stored._lowered == {}

@@ -578,7 +578,12 @@ class FullTextIndex:
         generator = None
         if snippets and highlighted:
             generator = _Snippets(
-                searcher, self._schema, ranking.text_query, ranking.parsed, ranking.node
+                searcher,
+                self._schema,
+                ranking.text_query,
+                ranking.parsed,
+                ranking.node,
+                ranking.stored,
             )
         results = []
         for rank, ((score_, source), key) in enumerate(zip(hits, keys, strict=True)):
@@ -595,7 +600,7 @@ class FullTextIndex:
             elif isinstance(source, OverlayDoc):
                 snippet = generator.of_staged(content)
             else:
-                snippet = generator.of_committed(content)
+                snippet = generator.of_committed(content, key)
             results.append(FullTextHit(note_id, title, path, snippet, float(score_)))
         return results
 
@@ -838,7 +843,9 @@ class _Snippets:
         text_query: Query,
         parsed: str,
         node: Node | None,
+        stored: StoredDocs | None = None,
     ) -> None:
+        self._stored = stored  # keeps each document's lower-cased content with it
         self._generator = tantivy.SnippetGenerator.create(searcher, text_query, schema, "content")
         self._generator.set_max_num_chars(SNIPPET_MAX_CHARS)
         query_node = node if node is not None else compiled(parsed)
@@ -863,24 +870,29 @@ class _Snippets:
     def of_staged(self, content: str) -> str:
         return overlay_snippet(content, self._terms)
 
-    def of_committed(self, content: str) -> str:
+    def of_committed(self, content: str, key: int = 0) -> str:
+        """The snippet of a committed document's ``content`` (``key``: its :func:`id_key`)."""
         same_length = self._made.setdefault(len(content), [])
         for text, snippet in same_length:
             if text == content:
                 return snippet
-        snippet = self._highlighted(content)
+        snippet = self._highlighted(content, key)
         same_length.append((content, snippet))
         return snippet
 
-    def _highlighted(self, content: str) -> str:
+    def _highlighted(self, content: str, key: int) -> str:
         if self._weights is None:
             start, end = 0, len(content)
         else:
-            window = snippet_window(content, self._weights)
+            stored = self._stored
+            lowered = (
+                stored.lowered(key, content) if stored is not None and key else content.lower()
+            )
+            window = snippet_window(content, self._weights, lowered)
             if window is None:
                 return lead(content)
             start, end = window
-            fragment = best_fragment(content[start:end], self._fragment_weights)
+            fragment = best_fragment(content[start:end], self._fragment_weights, lowered[start:end])
             if fragment is not None:
                 return render_fragment(content, window, fragment)
         snippet = self._generator.snippet_from_doc(tantivy.Document(content=content[start:end]))

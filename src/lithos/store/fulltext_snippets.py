@@ -54,15 +54,19 @@ def term_weights(
     }
 
 
-def snippet_window(content: str, weights: Mapping[str, float]) -> tuple[int, int] | None:
+def snippet_window(
+    content: str, weights: Mapping[str, float], lowered: str | None = None
+) -> tuple[int, int] | None:
     """The stretch ``[start, end)`` of ``content``, about :data:`WINDOW_CHARS` long and cut
     at spaces, around the words matching the query's rarest terms (``weights``: stemmed term
-    -> weight); None when no word of ``content`` matches a term.
+    -> weight); None when no word of ``content`` matches a term. ``lowered`` is
+    ``content.lower()`` when the caller has it.
 
     Only the terms weighing at least half the heaviest one place the window (unless none of
     them occurs): frequent words weigh little in Tantivy's choice of fragment and are costly
     to look for. Tantivy then highlights every matching word inside the window."""
-    lowered = content.lower()
+    if lowered is None:
+        lowered = content.lower()
     if len(lowered) != len(content):  # lower-casing moved the offsets: read everything
         return 0, len(content)
     heaviest = max(weights.values(), default=0.0)
@@ -101,7 +105,7 @@ def fragment_weights(doc_freq: Mapping[str, int]) -> dict[str, float]:
 
 
 def best_fragment(
-    window: str, weights: Mapping[str, float]
+    window: str, weights: Mapping[str, float], lowered: str | None = None
 ) -> tuple[int, int, list[tuple[int, int]]] | None:
     """``(start, stop, spans)``: the fragment ``window[start:stop]`` Tantivy's snippet generator
     picks in ``window`` with at most :data:`SNIPPET_MAX_CHARS` characters, and the spans of its
@@ -111,10 +115,12 @@ def best_fragment(
     Tantivy cuts the text into fragments, each starting at the first token (run of letters
     and digits) that would take the one before past the limit, scores each by summing the
     ``weights`` (:func:`fragment_weights`) of its matching tokens in 32-bit floats, and keeps
-    the best, the first of equals."""
+    the best, the first of equals. ``lowered`` is ``window.lower()`` when the caller has it."""
     if not window.isascii():
         return None
-    found = _matches(window.lower(), weights)
+    if lowered is None or len(lowered) != len(window):
+        lowered = window.lower()
+    found = _matches(lowered, weights)
     if not found:
         return None
     size, count = len(window), len(found)

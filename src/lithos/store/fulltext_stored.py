@@ -6,7 +6,10 @@ a tenth of a full-text search. A serving index is the only writer of its directo
 note's document holds changes only with a commit (or a reopen) of that :class:`FullTextIndex`:
 :class:`StoredDocs` keeps the fields a search shows (id, title, path, content) of the documents
 read lately, by :func:`~lithos.store.fulltext.id_key`, for one index object and one commit
-generation, and is replaced by an empty one when either changes.
+generation, and is replaced by an empty one when either changes. With a document highlighted
+once it also keeps its lower-cased content (:meth:`StoredDocs.lowered`), which every snippet of
+it searches: lower-casing a whole note costs a few microseconds a hit, as much as placing the
+snippet's window.
 
 Within one generation, every searcher shows the same document for a key: a search takes the
 overlay's view before it reads the generation, so a note changed by a commit under way is
@@ -20,10 +23,11 @@ import threading
 from collections import OrderedDict
 from typing import NamedTuple
 
-# Bytes of content (Python's size of the strings) kept at most, the least recently used
-# documents going first: the 195 distinct hits of bench/load.py's 20 queries at 10,000 notes
-# hold 1.78 MB (1.47 million characters). The server's RSS target (< 350 MB) leaves little more.
-STORED_BYTES = 2_000_000
+# Bytes of content and lower-cased content (Python's size of the strings) kept at most, the
+# least recently used documents going first: the 195 distinct hits of bench/load.py's 20
+# queries at 10,000 notes hold 1.78 MB (1.47 million characters), and as much again lowered.
+# The server's RSS target (< 350 MB) leaves little more.
+STORED_BYTES = 4_000_000
 
 
 class StoredFields(NamedTuple):
@@ -35,7 +39,8 @@ class StoredFields(NamedTuple):
 
 class StoredDocs:
     """Stored fields by document key, for the searchers of one index object at one
-    generation (``owner``, ``generation``), at most :data:`STORED_BYTES` of content."""
+    generation (``owner``, ``generation``), at most :data:`STORED_BYTES` of content and
+    lower-cased content."""
 
     def __init__(self, owner: object, generation: int, budget: int = STORED_BYTES) -> None:
         self.owner = owner
@@ -43,6 +48,7 @@ class StoredDocs:
         self._budget = budget
         self._bytes = 0
         self._docs: OrderedDict[int, StoredFields] = OrderedDict()
+        self._lowered: dict[int, str] = {}  # of documents in ``_docs`` only
         self._lock = threading.Lock()  # the order and the size; never held across Tantivy
 
     def get(self, key: int) -> StoredFields | None:
@@ -57,14 +63,38 @@ class StoredDocs:
         if size > self._budget:
             return
         with self._lock:
-            old = self._docs.pop(key, None)
-            if old is not None:
-                self._bytes -= sys.getsizeof(old.content)
+            self._drop(key)
             self._docs[key] = fields
             self._bytes += size
-            while self._bytes > self._budget:
-                _, dropped = self._docs.popitem(last=False)
-                self._bytes -= sys.getsizeof(dropped.content)
+            self._fit()
+
+    def lowered(self, key: int, content: str) -> str:
+        """``content.lower()``, kept with the document under ``key`` when ``content`` is the
+        content kept there (made once per document kept, counted in the budget)."""
+        with self._lock:
+            text = self._lowered.get(key)
+        if text is not None:
+            return text
+        text = content.lower()
+        with self._lock:
+            fields = self._docs.get(key)
+            if fields is not None and fields.content is content and key not in self._lowered:
+                self._lowered[key] = text
+                self._bytes += sys.getsizeof(text)
+                self._fit()
+        return text
+
+    def _drop(self, key: int) -> None:
+        old = self._docs.pop(key, None)
+        if old is not None:
+            self._bytes -= sys.getsizeof(old.content)
+        lowered = self._lowered.pop(key, None)
+        if lowered is not None:
+            self._bytes -= sys.getsizeof(lowered)
+
+    def _fit(self) -> None:
+        while self._bytes > self._budget:
+            self._drop(next(iter(self._docs)))
 
     def __len__(self) -> int:
         return len(self._docs)
