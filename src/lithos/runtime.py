@@ -5,7 +5,8 @@ system, so resident memory only ever grows: after loading 86k vectors and the em
 at 10k notes, ``malloc_trim`` gave back 75 MB, and capping the arenas at two stopped a
 50-session load test from leaving ~230 MB behind (bench/RESULTS.md). Python's cyclic garbage
 collector is kept off the objects the server holds for its whole life
-(:func:`freeze_long_lived_objects`).
+(:func:`freeze_long_lived_objects`), and off altogether while the ``lithos`` command imports
+its modules (:func:`pause_collection`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import functools
 import gc
 
 M_ARENA_MAX = -8
+# Whether pause_collection turned the collector off (and resume_collection has not yet
+# turned it back on). Read and written by the main thread only.
+_paused = False
 
 
 @functools.cache
@@ -38,6 +42,32 @@ def release_free_memory() -> None:
     libc = _libc()
     if libc is not None:
         libc.malloc_trim(0)
+
+
+def pause_collection() -> None:
+    """Turn the cyclic garbage collector off while a process imports its modules; call first
+    thing (the ``lithos`` command's entry point), then :func:`resume_collection` once the
+    imports are done. A no-op when the collector is off already.
+
+    Importing Lithos and the MCP stack allocates ~190,000 objects; each time the collector's
+    thresholds pass it walks them again, the oldest generation three times: ~110-130 ms of
+    the ~1 s of CPU before ``lithos serve`` answers its first call, for ~1,200 objects of
+    cyclic garbage (bench/NOTES.md)."""
+    global _paused
+    if gc.isenabled():
+        gc.disable()
+        _paused = True
+
+
+def resume_collection() -> None:
+    """End :func:`pause_collection`: the objects alive now are frozen out of later
+    collections (the modules and what they made, with the imports' few cyclic garbage,
+    ~0.6 MB, which is kept) and the collector is on again. A no-op without a pause, once."""
+    global _paused
+    if _paused:
+        _paused = False
+        gc.freeze()
+        gc.enable()
 
 
 def freeze_long_lived_objects() -> None:

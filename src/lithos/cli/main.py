@@ -24,7 +24,7 @@ from lithos.cli.progress import ProgressBar
 from lithos.cli.tables import render_stats
 from lithos.config import LithosConfig, load_config
 from lithos.errors import DataDirNotFound, LithosError
-from lithos.runtime import limit_malloc_arenas
+from lithos.runtime import limit_malloc_arenas, resume_collection
 from lithos.services.reembed import reembed
 from lithos.services.search import Mode
 from lithos.services.validation import validate
@@ -140,6 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command != "serve":  # serve imports the MCP stack first (_run_server)
+        resume_collection()
     level = logging.DEBUG if args.verbose else logging.INFO
     logging.basicConfig(level=level, stream=sys.stderr, format=LOG_FORMAT)
     logging.getLogger().setLevel(level)  # also when a host (pytest) configured logging first
@@ -197,15 +199,19 @@ def _serve(config: LithosConfig, args: argparse.Namespace) -> int:
 
 
 def _run_server(config: LithosConfig) -> int:
-    # The MCP stack (FastMCP, the MCP SDK, uvicorn) takes about as long to import as opening
-    # the stores and checking the indexes, which mostly waits on the disk and SQLite: do both
-    # at once, so that the first call is answered sooner.
+    # The MCP stack (FastMCP, the MCP SDK, uvicorn) is imported while the stores open, which
+    # mostly waits on the disk and SQLite, so that the first call is answered sooner. The
+    # garbage collector stays off (lithos.cli.entry) until both are done, and is on again
+    # before start(), whose index check reads every file when the catalog must be filled.
     stack = threading.Thread(target=_import_mcp_stack, name="lithos-import", daemon=True)
     stack.start()
-    app = LithosApp(config).open()
+    try:
+        app = LithosApp(config).open()
+    finally:
+        stack.join()
+        resume_collection()
     try:
         app.start(check_in_background=config.index.check_in_background, defer_background=True)
-        stack.join()
         from lithos.mcp.server import serve
 
         asyncio.run(serve(app, config.server))
