@@ -56,6 +56,7 @@ from lithos.store.fulltext_overlay import (
 )
 from lithos.store.fulltext_snippets import (
     SNIPPET_MAX_CHARS,
+    SnippetTerms,
     best_fragment,
     fragment_weights,
     lead,
@@ -857,12 +858,13 @@ class _Snippets:
         }
         # A query the overlay's compiler cannot read (prefixes, regexes) gets Tantivy's
         # snippet of the whole content; None then.
-        self._weights: dict[str, float] | None = None
-        self._fragment_weights: dict[str, float] = {}
+        self._sought: SnippetTerms | None = None
         if query_node is not None:
             frequencies = {term: searcher.doc_freq("content", term) for term in self._terms}
-            self._weights = term_weights(self._terms, searcher.num_docs, frequencies)
-            self._fragment_weights = fragment_weights(frequencies)
+            self._sought = SnippetTerms(
+                term_weights(self._terms, searcher.num_docs, frequencies),
+                fragment_weights(frequencies),
+            )
         # Texts highlighted so far and their snippets, by length: comparing two texts of
         # equal length is cheaper than hashing a long one.
         self._made: dict[int, list[tuple[str, str]]] = {}
@@ -881,18 +883,19 @@ class _Snippets:
         return snippet
 
     def _highlighted(self, content: str, key: int) -> str:
-        if self._weights is None:
+        sought = self._sought
+        if sought is None:
             start, end = 0, len(content)
         else:
             stored = self._stored
             lowered = (
                 stored.lowered(key, content) if stored is not None and key else content.lower()
             )
-            window = snippet_window(content, self._weights, lowered)
+            window = snippet_window(content, sought, lowered)
             if window is None:
                 return lead(content)
             start, end = window
-            fragment = best_fragment(content[start:end], self._fragment_weights, lowered[start:end])
+            fragment = best_fragment(content[start:end], sought, lowered[start:end])
             if fragment is not None:
                 return render_fragment(content, window, fragment)
         snippet = self._generator.snippet_from_doc(tantivy.Document(content=content[start:end]))

@@ -54,26 +54,60 @@ def term_weights(
     }
 
 
+# A term looked for in a text: the words that may stem to it, the term, its weight.
+Sought = tuple[re.Pattern[str], str, float]
+
+
+class SnippetTerms:
+    """A query's terms as :func:`snippet_window` and :func:`best_fragment` look for them,
+    made once a search rather than once a hit: the rare terms that place the window (those
+    weighing at least half the heaviest one: frequent words weigh little in Tantivy's choice
+    of fragment and are costly to look for), the others, used when no rare one occurs, and
+    the fragment's terms with their weights (:func:`fragment_weights`)."""
+
+    __slots__ = ("common", "fragment", "rare")
+
+    def __init__(
+        self, weights: Mapping[str, float], fragment: Mapping[str, float] | None = None
+    ) -> None:
+        heaviest = max(weights.values(), default=0.0)
+        self.rare = _sought(
+            {term: weight for term, weight in weights.items() if 2 * weight >= heaviest}
+        )
+        self.common = _sought(
+            {term: weight for term, weight in weights.items() if 2 * weight < heaviest}
+        )
+        self.fragment = _sought(fragment or {}, irregular=True)
+
+
+def _sought(weights: Mapping[str, float], irregular: bool = False) -> list[Sought]:
+    """Each term with the words that may stem to it: those starting with the term less its
+    last letter ("hoping" -> "hope"), and with ``irregular`` Snowball's "dying", "lying" and
+    "tying" too."""
+    sought = []
+    for term, weight in weights.items():
+        sought.append((_starting_with(term[:-1] if len(term) > 2 else term), term, weight))
+        if irregular and term in _IRREGULAR_STARTS:
+            sought.append((_starting_with(_IRREGULAR_STARTS[term]), term, weight))
+    return sought
+
+
 def snippet_window(
-    content: str, weights: Mapping[str, float], lowered: str | None = None
+    content: str, weights: Mapping[str, float] | SnippetTerms, lowered: str | None = None
 ) -> tuple[int, int] | None:
     """The stretch ``[start, end)`` of ``content``, about :data:`WINDOW_CHARS` long and cut
     at spaces, around the words matching the query's rarest terms (``weights``: stemmed term
-    -> weight); None when no word of ``content`` matches a term. ``lowered`` is
-    ``content.lower()`` when the caller has it.
+    -> weight, or the query's :class:`SnippetTerms`); None when no word of ``content``
+    matches a term. ``lowered`` is ``content.lower()`` when the caller has it.
 
-    Only the terms weighing at least half the heaviest one place the window (unless none of
-    them occurs): frequent words weigh little in Tantivy's choice of fragment and are costly
-    to look for. Tantivy then highlights every matching word inside the window."""
+    Only the rare terms place the window, unless none of them occurs. Tantivy then
+    highlights every matching word inside the window."""
+    terms = weights if isinstance(weights, SnippetTerms) else SnippetTerms(weights)
     if lowered is None:
         lowered = content.lower()
     if len(lowered) != len(content):  # lower-casing moved the offsets: read everything
         return 0, len(content)
-    heaviest = max(weights.values(), default=0.0)
-    rare = {term: weight for term, weight in weights.items() if 2 * weight >= heaviest}
-    found = _occurrences(lowered, rare) or _occurrences(
-        lowered, {term: weight for term, weight in weights.items() if term not in rare}
-    )
+    found = _occurrences(lowered, terms.rare) or _occurrences(lowered, terms.common)
     if not found:
         return None
     found.sort()
@@ -105,7 +139,7 @@ def fragment_weights(doc_freq: Mapping[str, int]) -> dict[str, float]:
 
 
 def best_fragment(
-    window: str, weights: Mapping[str, float], lowered: str | None = None
+    window: str, weights: Mapping[str, float] | SnippetTerms, lowered: str | None = None
 ) -> tuple[int, int, list[tuple[int, int]]] | None:
     """``(start, stop, spans)``: the fragment ``window[start:stop]`` Tantivy's snippet generator
     picks in ``window`` with at most :data:`SNIPPET_MAX_CHARS` characters, and the spans of its
@@ -114,13 +148,15 @@ def best_fragment(
 
     Tantivy cuts the text into fragments, each starting at the first token (run of letters
     and digits) that would take the one before past the limit, scores each by summing the
-    ``weights`` (:func:`fragment_weights`) of its matching tokens in 32-bit floats, and keeps
-    the best, the first of equals. ``lowered`` is ``window.lower()`` when the caller has it."""
+    ``weights`` (:func:`fragment_weights`, or the query's :class:`SnippetTerms`) of its
+    matching tokens in 32-bit floats, and keeps the best, the first of equals. ``lowered`` is
+    ``window.lower()`` when the caller has it."""
     if not window.isascii():
         return None
     if lowered is None or len(lowered) != len(window):
         lowered = window.lower()
-    found = _matches(lowered, weights)
+    terms = weights if isinstance(weights, SnippetTerms) else SnippetTerms({}, weights)
+    found = _matches(lowered, terms.fragment)
     if not found:
         return None
     size, count = len(window), len(found)
@@ -142,17 +178,13 @@ def best_fragment(
     return start, stop, [(low - start, high - start) for low, high, _ in found[first:last]]
 
 
-def _matches(lowered: str, weights: Mapping[str, float]) -> list[tuple[int, int, float]]:
+def _matches(lowered: str, sought: Iterable[Sought]) -> list[tuple[int, int, float]]:
     """``(start, end, weight)`` of every word of ``lowered`` that stems to a term, in order."""
     found = []
-    for term, weight in weights.items():
-        starts = [term[:-1] if len(term) > 2 else term]
-        if term in _IRREGULAR_STARTS:
-            starts.append(_IRREGULAR_STARTS[term])
-        for prefix in starts:
-            for word in _starting_with(prefix).finditer(lowered):
-                if _stem(word.group()) == term:
-                    found.append((word.start(), word.end(), weight))
+    for words, term, weight in sought:
+        for word in words.finditer(lowered):
+            if _stem(word.group()) == term:
+                found.append((word.start(), word.end(), weight))
     found.sort()
     return found
 
@@ -210,14 +242,13 @@ def _bold(text: str, spans: Iterable[tuple[int, int]], start: int, end: int) -> 
     return " ".join("".join(parts).split())
 
 
-def _occurrences(lowered: str, weights: Mapping[str, float]) -> list[tuple[int, float]]:
-    """``(offset, weight)`` of the first words of ``lowered`` that stem to each term. A word
-    stemming to a term starts with the term less its last letter ("hoping" -> "hope"; only
-    Snowball's "dying", "lying" and "tying" do not, and are not looked for here)."""
+def _occurrences(lowered: str, sought: Iterable[Sought]) -> list[tuple[int, float]]:
+    """``(offset, weight)`` of the first words of ``lowered`` that stem to each term (not
+    Snowball's irregular "dying", "lying" and "tying": :func:`_sought`)."""
     found: list[tuple[int, float]] = []
-    for term, weight in weights.items():
+    for words, term, weight in sought:
         seen = 0
-        for word in _starting_with(term[:-1] if len(term) > 2 else term).finditer(lowered):
+        for word in words.finditer(lowered):
             if _stem(word.group()) == term:
                 found.append((word.start(), weight))
                 seen += 1
