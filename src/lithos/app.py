@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from lithos.config import LithosConfig
 from lithos.domain.edges import DecayCurve, DecayPolicy, EdgeRules
@@ -30,26 +30,8 @@ from lithos.domain.retrieval import (
 from lithos.domain.timestamps import utc_now
 from lithos.errors import LithosError
 from lithos.lazy_numpy import after_import
-from lithos.retrieval import scouts
-from lithos.retrieval.analogy import AnalogyScout, FrameIndex
-from lithos.retrieval.concepts import ConceptGateway
-from lithos.retrieval.expansion import (
-    CoactivationScout,
-    ExpansionScout,
-    GraphScout,
-    NeighbourProvider,
-    ProvenanceScout,
-    SourceUrlScout,
-    TypedEdgeNeighbours,
-    WikiLinkNeighbours,
-)
-from lithos.retrieval.exploration import ExplorationSettings, NoveltyScout, RandomScout
+from lithos.retrieval.analogy import FrameIndex
 from lithos.retrieval.feedback import ReplayReport, TaskCompletion
-from lithos.retrieval.rank import RerankWeights
-from lithos.retrieval.scouts import Scout
-from lithos.retrieval.service import RetrievalService, RetrievalSettings
-from lithos.retrieval.temperature import TemperatureSettings
-from lithos.retrieval.terrace import Interpreter, LlmSettings
 from lithos.runtime import release_free_memory, set_blas_threads
 from lithos.services.agents import AgentRegistry
 from lithos.services.committer import FullTextCommitter
@@ -88,6 +70,10 @@ from lithos.store.memory import MEMORY_MIGRATIONS, SqliteMemoryStore
 from lithos.store.sqlite import Database, Migration
 from lithos.store.stats import STATS_MIGRATIONS, StatsStore
 from lithos.store.vectors import VectorStore
+
+if TYPE_CHECKING:
+    from lithos.retrieval.concepts import ConceptGateway
+    from lithos.retrieval.service import RetrievalService
 
 log = logging.getLogger("lithos")
 FRONTMATTER_ALLOWANCE = 64_000
@@ -145,6 +131,9 @@ class LithosApp:
         # once closed.
         self._deferred: list[Callable[[], None]] | None = []
         self._deferred_lock = threading.Lock()
+        # The retrieval pipeline, built on first use (the retrieval property).
+        self._retrieval: RetrievalService | None = None
+        self._retrieval_lock = threading.Lock()
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -271,7 +260,7 @@ class LithosApp:
             folder=cfg.lcma.concepts.folder,
             clock=self.clock,
         )
-        self.retrieval = self.build_retrieval()
+        self._retrieval = None
         self._deferred = []
         self.feedback = TaskCompletion(
             self.coordination,
@@ -350,9 +339,44 @@ class LithosApp:
                 self._space_embedders[space] = embedder
         return embedder
 
+    @property
+    def retrieval(self) -> RetrievalService:
+        """The retrieval pipeline (lithos_retrieve and its receipts), built by the first
+        caller, from any thread: its modules are imported then (~10 ms of CPU), not before
+        the server answers its first call. Concurrent first callers get the same one."""
+        service = self._retrieval
+        if service is None:
+            with self._retrieval_lock:
+                service = self._retrieval
+                if service is None:
+                    service = self._retrieval = self.build_retrieval()
+        return service
+
+    @retrieval.setter
+    def retrieval(self, service: RetrievalService) -> None:
+        self._retrieval = service
+
     def build_retrieval(self) -> RetrievalService:
         """The retrieval pipeline over the open stores, from the current ``lcma`` settings
         (the evaluation rebuilds it after tuning them)."""
+        from lithos.retrieval import scouts
+        from lithos.retrieval.analogy import AnalogyScout
+        from lithos.retrieval.expansion import (
+            CoactivationScout,
+            ExpansionScout,
+            GraphScout,
+            NeighbourProvider,
+            ProvenanceScout,
+            SourceUrlScout,
+            TypedEdgeNeighbours,
+            WikiLinkNeighbours,
+        )
+        from lithos.retrieval.exploration import ExplorationSettings, NoveltyScout, RandomScout
+        from lithos.retrieval.rank import RerankWeights
+        from lithos.retrieval.service import RetrievalService, RetrievalSettings
+        from lithos.retrieval.temperature import TemperatureSettings
+        from lithos.retrieval.terrace import Interpreter, LlmSettings
+
         lcma = self.config.lcma
         depth = lcma.expansion_depth
         self.stats_store.scouts = _scout_learning(self.config)
@@ -395,7 +419,7 @@ class LithosApp:
             **lcma.llm.model_dump(exclude={"hot_threshold"}),
             hot_threshold=lcma.exploration.threshold if hot is None else hot,
         )
-        phase_a: list[Scout] = [
+        phase_a: list[scouts.Scout] = [
             scouts.VectorScout(
                 self.vectors,
                 scouts.VectorCalibration(
@@ -453,6 +477,8 @@ class LithosApp:
         concepts = self.config.lcma.concepts
         if not concepts.enabled:
             return None
+        from lithos.retrieval.concepts import ConceptGateway
+
         return ConceptGateway(
             self.memory_store,
             _concept_rules(self.config),
@@ -648,7 +674,9 @@ class LithosApp:
             self.consolidation_worker = None
         self.embedding.stop()
         self.search.close()
-        self.retrieval.close()
+        with self._retrieval_lock:  # one being built is closed once it is
+            if self._retrieval is not None:
+                self._retrieval.close()
         self.committer.stop()  # commits what writes staged, ending their marks
         try:
             self.indexer.forget_finished_marks()
