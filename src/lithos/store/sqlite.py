@@ -35,6 +35,13 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 # A transaction committed with durable=False is on disk (fsynced) at most this long after.
 FLUSH_DELAY_S = 1.0
+# With checkpoint_aside, the write-ahead log is copied into the file at most this long after a
+# write transaction, by a timer thread instead of the writing one; a commit still checkpoints
+# once the log holds this many pages (what the timer has not copied yet: little), which bounds
+# the log under sustained writes (`lithos import`), where a passive checkpoint beside them never
+# lets it start over.
+CHECKPOINT_DELAY_S = 1.0
+ASIDE_AUTOCHECKPOINT_PAGES = 10_000
 # SQLite's primary result codes for a damaged file; anything else (busy, constraint, full
 # disk) says nothing about the file itself.
 _DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
@@ -69,16 +76,25 @@ class Database:
         durable: bool = True,
         on_corrupt: Callable[[StoreCorrupt], None] | None = None,
         flush_delay: float = FLUSH_DELAY_S,
+        checkpoint_aside: bool = False,
+        checkpoint_delay: float = CHECKPOINT_DELAY_S,
     ) -> None:
         """``durable=False`` suits rebuildable indexes: a commit survives a process crash but
         not a power cut, and costs no fsync. Raises :class:`StoreCorrupt` if the file is
         damaged (then ``on_corrupt`` is not called: the caller already has the error).
-        ``flush_delay``: see :meth:`call`."""
+        ``flush_delay``: see :meth:`call`. With ``checkpoint_aside`` a timer thread copies the
+        write-ahead log into the file ``checkpoint_delay`` seconds after a write
+        (:meth:`checkpoint`), instead of the commit that fills 1,000 pages of log (SQLite's
+        automatic checkpoint, with an fsync of the file); a commit still does it at
+        ``ASIDE_AUTOCHECKPOINT_PAGES``."""
         self.path = path
         self._synchronous = "FULL" if durable else "NORMAL"
         self._flush_delay = flush_delay
         self._flush_lock = threading.Lock()
         self._flush_timer: threading.Timer | None = None
+        self._checkpoint_aside = checkpoint_aside
+        self._checkpoint_delay = checkpoint_delay
+        self._checkpoint_timer: threading.Timer | None = None  # guarded by _flush_lock
         self._on_corrupt: Callable[[StoreCorrupt], None] | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{path.name}")
@@ -121,6 +137,8 @@ class Database:
         # outgrew 64 KB stayed a file for the connection, and every later statement wrote its
         # pages to it (~130 MB of writes while importing 2,000 notes). Both stay small here.
         conn.execute("PRAGMA temp_store=MEMORY")
+        if self._checkpoint_aside:
+            conn.execute(f"PRAGMA wal_autocheckpoint={ASIDE_AUTOCHECKPOINT_PAGES}")
         return conn
 
     def call(self, fn: Callable[[sqlite3.Connection], T], durable: bool = True) -> T:
@@ -358,17 +376,54 @@ class Database:
             self._flush_soon()
             return result
         finally:
-            self.changes = conn.total_changes
+            wrote, self.changes = conn.total_changes != self.changes, conn.total_changes
+            if wrote and self._checkpoint_aside:
+                self._checkpoint_soon()
+
+    def _checkpoint_soon(self) -> None:
+        """Have the write-ahead log checkpointed ``checkpoint_delay`` seconds from now, unless
+        a checkpoint is already due (it will cover this write too)."""
+        self._soon("checkpoint", self._checkpoint_delay, self._checkpoint_due)
+
+    def _checkpoint_due(self) -> None:
+        with self._flush_lock:
+            self._checkpoint_timer = None
+            if self._closed:
+                return
+        try:
+            self.checkpoint()
+        except sqlite3.Error:
+            log.warning("could not checkpoint %s; the next write retries", self.path.name)
+
+    def checkpoint(self) -> int:
+        """Copy the committed pages of the write-ahead log into the file now, on a connection
+        of this thread's own (a passive checkpoint: it waits for no writer nor reader and
+        copies the pages no reader still needs); returns how many pages of the log are in the
+        file now."""
+        # mode=rw: a file moved aside meanwhile (a rebuild) is not made again, empty, here.
+        uri = f"{self.path.resolve().as_uri()}?mode=rw"
+        conn = sqlite3.connect(uri, uri=True, timeout=0, isolation_level=None)
+        try:
+            _, _, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        finally:
+            conn.close()
+        return int(copied)
 
     def _flush_soon(self) -> None:
         """Have the write-ahead log fsynced ``flush_delay`` seconds from now, unless a flush
         is already due (it will cover this commit too)."""
+        self._soon("flush", self._flush_delay, self._flush)
+
+    def _soon(self, kind: str, delay: float, due: Callable[[], None]) -> None:
+        """Start the ``kind`` timer (``_flush_timer``, ``_checkpoint_timer``) to call ``due``
+        in ``delay`` seconds, unless it is already started or the database is closed."""
+        attribute = f"_{kind}_timer"
         with self._flush_lock:
-            if self._flush_timer is not None or self._closed:
+            if getattr(self, attribute) is not None or self._closed:
                 return
-            timer = threading.Timer(self._flush_delay, self._flush)
-            timer.name, timer.daemon = f"sqlite-flush-{self.path.name}", True
-            self._flush_timer = timer
+            timer = threading.Timer(delay, due)
+            timer.name, timer.daemon = f"sqlite-{kind}-{self.path.name}", True
+            setattr(self, attribute, timer)
         timer.start()
 
     def _flush(self) -> None:
@@ -409,6 +464,10 @@ class Database:
         with self._flush_lock:
             self._closed = True
             timer, self._flush_timer = self._flush_timer, None
+            checkpoint, self._checkpoint_timer = self._checkpoint_timer, None
+        if checkpoint is not None:  # closing the connection checkpoints the log anyway
+            checkpoint.cancel()
+            checkpoint.join()
         if timer is not None:
             timer.cancel()
             timer.join()
