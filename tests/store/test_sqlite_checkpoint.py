@@ -92,3 +92,33 @@ def test_the_catalog_leaves_checkpoints_to_the_timer(data_dir: Path):
         assert read[0] == ASIDE_AUTOCHECKPOINT_PAGES
     finally:
         app.close()
+
+
+def test_close_waits_for_a_checkpoint_already_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    running, closing, returned = threading.Event(), threading.Event(), threading.Event()
+    returned_meanwhile: list[bool] = []
+    real = Database.checkpoint
+
+    def slow(self: Database) -> int:
+        running.set()
+        assert closing.wait(10)
+        returned_meanwhile.append(returned.wait(0.5))  # close() must not return before this
+        return real(self)
+
+    monkeypatch.setattr(Database, "checkpoint", slow)
+    db = Database(tmp_path / "x.db", durable=False, checkpoint_aside=True, checkpoint_delay=0.01)
+    fill(db, 1)
+    assert running.wait(10), "the timer never checkpointed"
+
+    def close() -> None:
+        closing.set()
+        db.close()
+        returned.set()
+
+    closer = threading.Thread(target=close)
+    closer.start()
+    closer.join(10)
+    assert not closer.is_alive()
+    assert returned_meanwhile == [False]

@@ -95,6 +95,8 @@ class Database:
         self._checkpoint_aside = checkpoint_aside
         self._checkpoint_delay = checkpoint_delay
         self._checkpoint_timer: threading.Timer | None = None  # guarded by _flush_lock
+        # Held by a timer's checkpoint while it runs, so that close() waits for it.
+        self._checkpoint_lock = threading.Lock()
         self._on_corrupt: Callable[[StoreCorrupt], None] | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{path.name}")
@@ -386,14 +388,15 @@ class Database:
         self._soon("checkpoint", self._checkpoint_delay, self._checkpoint_due)
 
     def _checkpoint_due(self) -> None:
-        with self._flush_lock:
-            self._checkpoint_timer = None
-            if self._closed:
-                return
-        try:
-            self.checkpoint()
-        except sqlite3.Error:
-            log.warning("could not checkpoint %s; the next write retries", self.path.name)
+        with self._checkpoint_lock:
+            with self._flush_lock:
+                self._checkpoint_timer = None
+                if self._closed:
+                    return
+            try:
+                self.checkpoint()
+            except sqlite3.Error:
+                log.warning("could not checkpoint %s; the next write retries", self.path.name)
 
     def checkpoint(self) -> int:
         """Copy the committed pages of the write-ahead log into the file now, on a connection
@@ -468,6 +471,8 @@ class Database:
         if checkpoint is not None:  # closing the connection checkpoints the log anyway
             checkpoint.cancel()
             checkpoint.join()
+        with self._checkpoint_lock:  # a timer's checkpoint already running ends first
+            pass
         if timer is not None:
             timer.cancel()
             timer.join()
