@@ -159,11 +159,11 @@ def described_tool(
     finally:
         handler.__doc__ = doc
         handler.__annotations__ = written
+    built = cast(LithosTool, tool)
     if stored is not None:
-        built = cast(LithosTool, tool)
-        built._listed = ToolSchemas.of(tool.parameters, tool.output_schema)
-        stored.put(tool.name, built._listed)
-    return cast(LithosTool, tool)
+        built._listed = ToolSchemas.of(built.parameters, built.output_schema)
+        stored.put(built.name, built._listed)
+    return built
 
 
 class ToolRegistry:

@@ -114,6 +114,8 @@ class _BackgroundStart(Middleware):
     async def on_request(
         self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]
     ) -> Any:
+        if self._begun:  # nothing left to wait for
+            return await call_next(context)
         self._in_flight += 1
         if self._idle is not None:
             self._idle.cancel()
