@@ -14,6 +14,7 @@ from lithos.store.fulltext_overlay import analyze
 from lithos.store.fulltext_snippets import (
     SNIPPET_MAX_CHARS,
     WINDOW_CHARS,
+    SnippetTerms,
     best_fragment,
     fragment_weights,
     render_fragment,
@@ -23,7 +24,7 @@ from lithos.store.fulltext_snippets import (
 
 
 def window(content: str, weights: Mapping[str, float]) -> tuple[int, int]:
-    found = snippet_window(content, weights)
+    found = snippet_window(content, SnippetTerms(weights))
     assert found is not None
     return found
 
@@ -49,7 +50,7 @@ def test_stemmed_forms_count_and_other_words_with_the_same_start_do_not() -> Non
 
 
 def test_no_window_when_no_word_can_match() -> None:
-    assert snippet_window("nothing to see here", {"pangolin": 3.0}) is None
+    assert snippet_window("nothing to see here", SnippetTerms({"pangolin": 3.0})) is None
 
 
 def test_common_terms_place_the_window_when_no_rare_one_occurs() -> None:
@@ -60,7 +61,7 @@ def test_common_terms_place_the_window_when_no_rare_one_occurs() -> None:
 
 def test_text_whose_lower_case_changes_length_is_read_whole() -> None:
     content = "İstanbul " + "word " * 500
-    assert snippet_window(content, {"word": 1.0}) == (0, len(content))
+    assert snippet_window(content, SnippetTerms({"word": 1.0})) == (0, len(content))
 
 
 # Words chosen for the edges of Tantivy's tokenizer and stemmer: irregular stems, stems that
@@ -111,12 +112,13 @@ def test_the_fragment_found_in_python_is_the_one_tantivy_picks(
     generator: tuple[tantivy.SnippetGenerator, dict[str, float]],
 ) -> None:
     made, weights = generator
+    terms = SnippetTerms({}, weights)
     rng = random.Random(11)
     compared = highlighted = 0
     for _ in range(1500):
         window = random_window(rng)
         snippet = made.snippet_from_doc(tantivy.Document(content=window))
-        found = best_fragment(window, weights)
+        found = best_fragment(window, terms)
         expected = [(span.start, span.end) for span in snippet.highlighted()]
         if not expected:
             assert found is None, window
@@ -131,14 +133,16 @@ def test_the_fragment_found_in_python_is_the_one_tantivy_picks(
 def test_a_window_that_is_not_ascii_is_left_to_tantivy(
     generator: tuple[tantivy.SnippetGenerator, dict[str, float]],
 ) -> None:
-    assert best_fragment("the café sells a tar archive", generator[1]) is None
+    terms = SnippetTerms({}, generator[1])
+    assert best_fragment("the café sells a tar archive", terms) is None
 
 
 def test_a_rendered_fragment_is_marked_and_cut_as_tantivys_snippet_is() -> None:
     content = "intro words. " * 40 + "extract a tar archive here. " + "more words. " * 40
     start = content.index("extract") - 13
     window = (start, start + 300)
-    fragment = best_fragment(content[start : start + 300], {"tar": 0.5, "archiv": 0.25})
+    terms = SnippetTerms({}, {"tar": 0.5, "archiv": 0.25})
+    fragment = best_fragment(content[start : start + 300], terms)
     assert fragment is not None
     snippet = render_fragment(content, window, fragment)
     assert "**tar** **archive**" in snippet
@@ -164,4 +168,4 @@ def test_fragment_scores_tie_in_32_bit_floats_as_tantivys_do() -> None:
     snippet = made.snippet_from_doc(tantivy.Document(content=window))
     where = snippet.fragment_range()
     assert where.start == 0
-    assert best_fragment(window, weights) == (where.start, where.end, [(0, 3)])
+    assert best_fragment(window, SnippetTerms({}, weights)) == (where.start, where.end, [(0, 3)])

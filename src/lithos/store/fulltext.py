@@ -872,7 +872,7 @@ class _Snippets:
     def of_staged(self, content: str) -> str:
         return overlay_snippet(content, self._terms)
 
-    def of_committed(self, content: str, key: int = 0) -> str:
+    def of_committed(self, content: str, key: int) -> str:
         """The snippet of a committed document's ``content`` (``key``: its :func:`id_key`)."""
         same_length = self._made.setdefault(len(content), [])
         for text, snippet in same_length:
@@ -888,9 +888,7 @@ class _Snippets:
             start, end = 0, len(content)
         else:
             stored = self._stored
-            lowered = (
-                stored.lowered(key, content) if stored is not None and key else content.lower()
-            )
+            lowered = stored.lowered(key, content) if stored is not None else content.lower()
             window = snippet_window(content, sought, lowered)
             if window is None:
                 return lead(content)

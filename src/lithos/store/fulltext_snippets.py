@@ -93,16 +93,15 @@ def _sought(weights: Mapping[str, float], irregular: bool = False) -> list[Sough
 
 
 def snippet_window(
-    content: str, weights: Mapping[str, float] | SnippetTerms, lowered: str | None = None
+    content: str, terms: SnippetTerms, lowered: str | None = None
 ) -> tuple[int, int] | None:
     """The stretch ``[start, end)`` of ``content``, about :data:`WINDOW_CHARS` long and cut
-    at spaces, around the words matching the query's rarest terms (``weights``: stemmed term
-    -> weight, or the query's :class:`SnippetTerms`); None when no word of ``content``
-    matches a term. ``lowered`` is ``content.lower()`` when the caller has it.
+    at spaces, around the words matching the query's rarest terms (``terms``: the query's
+    :class:`SnippetTerms`); None when no word of ``content`` matches a term. ``lowered`` is
+    ``content.lower()`` when the caller has it.
 
     Only the rare terms place the window, unless none of them occurs. Tantivy then
     highlights every matching word inside the window."""
-    terms = weights if isinstance(weights, SnippetTerms) else SnippetTerms(weights)
     if lowered is None:
         lowered = content.lower()
     if len(lowered) != len(content):  # lower-casing moved the offsets: read everything
@@ -139,7 +138,7 @@ def fragment_weights(doc_freq: Mapping[str, int]) -> dict[str, float]:
 
 
 def best_fragment(
-    window: str, weights: Mapping[str, float] | SnippetTerms, lowered: str | None = None
+    window: str, terms: SnippetTerms, lowered: str | None = None
 ) -> tuple[int, int, list[tuple[int, int]]] | None:
     """``(start, stop, spans)``: the fragment ``window[start:stop]`` Tantivy's snippet generator
     picks in ``window`` with at most :data:`SNIPPET_MAX_CHARS` characters, and the spans of its
@@ -148,14 +147,13 @@ def best_fragment(
 
     Tantivy cuts the text into fragments, each starting at the first token (run of letters
     and digits) that would take the one before past the limit, scores each by summing the
-    ``weights`` (:func:`fragment_weights`, or the query's :class:`SnippetTerms`) of its
-    matching tokens in 32-bit floats, and keeps the best, the first of equals. ``lowered`` is
-    ``window.lower()`` when the caller has it."""
+    weights of its matching tokens (``terms.fragment``: :func:`fragment_weights`) in 32-bit
+    floats, and keeps the best, the first of equals. ``lowered`` is ``window.lower()`` when
+    the caller has it."""
     if not window.isascii():
         return None
     if lowered is None or len(lowered) != len(window):
         lowered = window.lower()
-    terms = weights if isinstance(weights, SnippetTerms) else SnippetTerms({}, weights)
     found = _matches(lowered, terms.fragment)
     if not found:
         return None
