@@ -5,7 +5,7 @@ embeddings, and it decides whether the exploration scouts run."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from fastmcp import Client
 
 from lithos.app import LithosApp
 from lithos.domain.edges import EdgeUpsert
+from lithos.domain.retrieval import RANDOM, Candidate, ScoutHit
 from lithos.mcp.server import create_server
 from tests.support import call, make_app
 
@@ -138,3 +139,41 @@ async def test_a_hot_query_shows_an_exploration_pick_with_its_reason(tuned: Clie
     assert any("rarely retrieved note near the query" in r or "random pick" in r for r in reasons)
     # Seeded: the same query on the same notes explores the same way.
     assert [h["id"] for h in first["results"]] == [h["id"] for h in again["results"]]
+
+
+@pytest.mark.parametrize(
+    "tuned",
+    # The vector scout keeps only close notes, so the lexical scout's solar notes make the pool.
+    [{"lcma.exploration": {"threshold": 0.0, "slots": 1}, "lcma.vector_floor": 0.6}],
+    indirect=True,
+)
+async def test_a_note_only_exploration_found_is_ranked_with_what_was_learned_about_it(
+    tuned: Client,
+):
+    """Terrace 1 reads the learned statistics of the pool while the temperature is measured;
+    a note exploration adds afterwards is read then, so its salience is its own."""
+    app: LithosApp = tuned.app  # type: ignore[attr-defined]
+    ids = await write_all(tuned, SOLAR + SCATTERED)
+    chess = ids[len(SOLAR) + 1]
+    assert app.embedding.wait_idle(10)
+    app.stats_store.db.call(
+        lambda conn: conn.execute(
+            "INSERT INTO node_stats(node_id, salience) VALUES (?, 0.9)", (chess,)
+        )
+    )
+    seen_in_pool: list[bool] = []
+
+    class Stub:
+        name = RANDOM
+
+        def explore(
+            self, ctx: object, top: Sequence[str], pool: Mapping[str, Candidate]
+        ) -> list[ScoutHit]:
+            seen_in_pool.append(chess in pool)
+            return [ScoutHit(chess, 1.0, "exploration: the stub's pick")]
+
+    app.retrieval.exploration = [Stub()]
+    result = await retrieve(tuned, "solar panels", limit=3)
+    assert seen_in_pool == [False]  # not among the notes whose statistics were read first
+    picked = [hit for hit in result["results"] if hit["id"] == chess]
+    assert picked and picked[0]["salience"] == 0.9, result["results"]

@@ -442,6 +442,13 @@ def test_rank_orders_chunks_like_search_and_texts_reads_them_back(
         (h.note_id, h.chunk_index, h.similarity) for h in found
     ]
     assert store.texts(ranked[:1])[0].text == "green tea brewing"
+    # Each chunk's own text (read by note and chunk index), in the ranking's order.
+    chunks = {("tea", 0): "green tea brewing", ("tea", 1): "black tea", ("db", 0): "sqlite pages"}
+    read = store.texts(list(reversed(ranked)))
+    assert [(h.note_id, h.chunk_index) for h in read] == [
+        (c.note_id, c.chunk_index) for c in reversed(ranked)
+    ]
+    assert all(h.text == chunks[(h.note_id, h.chunk_index)] for h in read) and len(read) == 3
 
 
 def test_texts_drops_a_chunk_whose_note_changed_after_ranking(

@@ -261,11 +261,15 @@ class LexicalScout:
         highlighted ``snippet`` (shown notes only), those its text matched."""
         title_words = _title_words(title)
         in_title = [t for t in ctx.terms if t in title_words]
-        in_text = [
-            t
-            for t in dict.fromkeys(w.lower() for w in _HIGHLIGHT.findall(snippet))
-            if t not in STOPWORDS and t not in in_title
-        ]
+        in_text = (
+            [
+                t
+                for t in dict.fromkeys(w.lower() for w in _HIGHLIGHT.findall(snippet))
+                if t not in STOPWORDS and t not in in_title
+            ]
+            if snippet  # the brief reason of each of find()'s candidates has none
+            else []
+        )
         parts = []
         if in_title:
             parts.append(f"matched {_quote(in_title)} in title")

@@ -250,12 +250,15 @@ class RetrievalService:
             ]
             self._run_scouts(second, pool, run)
         run.timings["phase_b"] = _ms(clock)
+        # Terrace 1 ranks by what was learned about the pool's notes: read on the statistics'
+        # thread while the temperature is measured (exploration, when it runs, adds to it).
+        learned = _Learned(frozenset(pool), self.stats.start_node_stats(list(pool)))
         heat = self._explore(pool, ctx, run)
         run.considered = len(pool)
         clock = time.perf_counter()
         # Terrace 1 annotates the candidates it ranks; a follow-up reranks a clean copy.
         kept = _copied(pool) if self.interpreter is not None else {}
-        retrieval, nodes = self._terrace_one(pool, ctx, run, receipt_id, heat)
+        retrieval, nodes = self._terrace_one(pool, ctx, run, receipt_id, heat, learned)
         run.timings["rerank"] = _ms(clock)
         return retrieval, nodes, ctx, heat, kept
 
@@ -393,13 +396,26 @@ class RetrievalService:
         return [Seed(c.note_id, titles.get(c.note_id, c.note_id), c.score) for c in top]
 
     def _terrace_one(
-        self, pool: dict[str, Candidate], ctx: ScoutContext, run: _Run, receipt_id: str, heat: Heat
+        self,
+        pool: dict[str, Candidate],
+        ctx: ScoutContext,
+        run: _Run,
+        receipt_id: str,
+        heat: Heat,
+        learned: _Learned | None = None,
     ) -> tuple[Retrieval, list[ReceiptNode]]:
+        """``learned``: the statistics of (some of) the pool's notes, already being read."""
         cfg = self.settings
         # From the link graph, in step with the catalog: no database round trip.
         note_types = self.graph.note_types(pool)
         pool = {k: c for k, c in pool.items() if k in note_types}  # deleted since a scout ran
-        stats = self.stats.node_stats(list(pool))
+        if learned is None:
+            stats = self.stats.node_stats(list(pool))
+        else:
+            stats = learned.read()
+            unread = [k for k in pool if k not in learned.ids]
+            if unread:
+                stats |= self.stats.node_stats(unread)
         pool_vectors = self.vectors.note_vectors(pool) if cfg.weights.focus_weight else None
         ordered = rank.rerank(
             pool,
@@ -569,6 +585,14 @@ class _TerraceStep:
     run: _Run
     pool: dict[str, Candidate]
     receipt_id: str
+
+
+@dataclass(frozen=True)
+class _Learned:
+    """A read of the statistics of the notes ``ids`` under way; ``read`` waits for it."""
+
+    ids: frozenset[str]
+    read: Callable[[], dict[str, NodeStats]]
 
 
 def _failed(run: _Run, answer: Retrieval, exc: TerraceFailed) -> Retrieval:

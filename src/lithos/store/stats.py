@@ -10,7 +10,7 @@ public method is one transaction.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from lithos.domain.retrieval import (
@@ -149,9 +149,14 @@ class StatsStore:
 
     def node_stats(self, node_ids: Sequence[str]) -> dict[str, NodeStats]:
         """Stats of the notes that have any; others have none yet (default salience)."""
+        return self.start_node_stats(node_ids)()
+
+    def start_node_stats(self, node_ids: Sequence[str]) -> Callable[[], dict[str, NodeStats]]:
+        """Queue :meth:`node_stats`'s read on the database thread and return at once a
+        function that waits for its result: the caller works meanwhile."""
         ids = list(dict.fromkeys(node_ids))
         if not ids:
-            return {}
+            return dict
         marks = ",".join("?" * len(ids))
 
         def read(conn: sqlite3.Connection) -> dict[str, NodeStats]:
@@ -178,7 +183,7 @@ class StatsStore:
                 for row in rows
             }
 
-        return self.db.call(read)
+        return self.db.start(read)
 
     def working_memory(self, task_id: str, limit: int) -> list[WorkingMemoryItem]:
         """The notes a task has been shown, most activated then most recent first."""

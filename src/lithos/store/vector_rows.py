@@ -67,25 +67,13 @@ def select_in(
 
 
 def hits(conn: sqlite3.Connection, ranked: Sequence[RankedChunk]) -> list[ChunkHit]:
-    """The texts of ranked chunks, read in few queries; a chunk whose note changed since it
-    was ranked (its hash no longer matches) is dropped as stale."""
-    texts: dict[tuple[str, int], tuple[str, str]] = {}
-    wanted = {(chunk.note_id, chunk.chunk_index) for chunk in ranked}
-    notes = list(dict.fromkeys(chunk.note_id for chunk in ranked))
-    for start in range(0, len(notes), SQL_VARIABLES):
-        part = notes[start : start + SQL_VARIABLES]
-        rows = conn.execute(
-            "SELECT note_id, chunk_index, chunk_hash, text FROM chunks"
-            f" WHERE note_id IN ({','.join('?' * len(part))})",
-            part,
-        )
-        for row in rows:
-            key = (row["note_id"], row["chunk_index"])
-            if key in wanted:
-                texts[key] = (row["chunk_hash"], row["text"])
+    """The texts of ranked chunks, each read by its primary key (note, chunk index): a query
+    for the notes' rows would read every chunk of each note to keep one. A chunk whose note
+    changed since it was ranked (its hash no longer matches) is dropped as stale."""
+    sql = "SELECT chunk_hash, text FROM chunks WHERE note_id = ? AND chunk_index = ?"
     hits = []
     for chunk in ranked:
-        found = texts.get((chunk.note_id, chunk.chunk_index))
+        found = conn.execute(sql, (chunk.note_id, chunk.chunk_index)).fetchone()
         if found is not None and found[0] == chunk.chunk_hash:
             hits.append(ChunkHit(chunk.note_id, chunk.chunk_index, found[1], chunk.similarity))
     return hits
