@@ -333,6 +333,24 @@ def test_snippet_shows_the_rare_word_of_a_long_note_not_the_first_common_ones(
     assert len(hit.snippet.replace("**", "")) <= 202
 
 
+def test_a_query_asked_again_places_its_snippet_by_its_words_current_frequencies(
+    index: FullTextIndex,
+) -> None:
+    """A search keeps its terms' weights for the next search of the same query only while
+    the documents holding each term are as many: once "alpha" is in every note, the rare
+    "beta" at the other end of the note places the snippet."""
+    content = "The alpha here. " + "filler words here. " * 60 + "The beta there."
+    index.upsert([note("a", content=content), note("z", content="unrelated")])
+    index.commit_pending()
+    (first,) = index.search("alpha beta")
+    assert "**alpha**" in first.snippet and "**beta**" not in first.snippet
+    index.upsert([note(f"o{i}", content="alpha " * (i + 1)) for i in range(30)])
+    index.commit_pending()
+    again = index.search("alpha beta", limit=40)
+    (hit,) = [h for h in again if h.id == "a"]
+    assert "**beta**" in hit.snippet and "**alpha**" not in hit.snippet
+
+
 def test_snippet_of_text_whose_lower_case_is_longer_still_highlights(
     index: FullTextIndex,
 ) -> None:

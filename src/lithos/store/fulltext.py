@@ -154,6 +154,27 @@ def compiled(parsed: str) -> Node | None:
     return compile_query(parsed, FIELD_BOOSTS)
 
 
+@lru_cache(maxsize=PARSED_QUERIES)
+def content_terms(parsed: str) -> frozenset[str]:
+    """The terms the :func:`compiled` query of ``parsed`` looks for in the content field
+    (none when it does not compile), kept per query text."""
+    node = compiled(parsed)
+    if node is None:
+        return frozenset()
+    return frozenset(
+        {term for leaf in leaves(node) if leaf.field == "content" for term in leaf.terms}
+    )
+
+
+@lru_cache(maxsize=PARSED_QUERIES)
+def snippet_terms(frequencies: tuple[tuple[str, int], ...], documents: int) -> SnippetTerms:
+    """The :class:`SnippetTerms` of terms held by ``frequencies`` (term, documents holding
+    it) in an index of ``documents``: a pure function of them, kept so that a query asked
+    again while they are unchanged finds its terms' weights and regexes made."""
+    counts = dict(frequencies)
+    return SnippetTerms(term_weights(counts, documents, counts), fragment_weights(counts))
+
+
 # Bump with any change to build_schema or to what a document holds: the index is re-derived.
 # 2: tags include the inline #tags of the body; 3: tags by tag_key; 4: the id_key fast field
 FULLTEXT_FORMAT = 4
@@ -847,27 +868,29 @@ class _Snippets:
         stored: StoredDocs | None = None,
     ) -> None:
         self._stored = stored  # keeps each document's lower-cased content with it
-        self._generator = tantivy.SnippetGenerator.create(searcher, text_query, schema, "content")
-        self._generator.set_max_num_chars(SNIPPET_MAX_CHARS)
-        query_node = node if node is not None else compiled(parsed)
-        self._terms = {
-            term
-            for leaf in (leaves(query_node) if query_node is not None else ())
-            if leaf.field == "content"
-            for term in leaf.terms
-        }
+        self._searcher, self._schema, self._text_query = searcher, schema, text_query
+        # Tantivy's generator, made on first use: most snippets are placed without it.
+        self._generator: tantivy.SnippetGenerator | None = None
+        self._terms = content_terms(parsed)  # none for a node of no query (Clause())
         # A query the overlay's compiler cannot read (prefixes, regexes) gets Tantivy's
         # snippet of the whole content; None then.
         self._sought: SnippetTerms | None = None
-        if query_node is not None:
-            frequencies = {term: searcher.doc_freq("content", term) for term in self._terms}
-            self._sought = SnippetTerms(
-                term_weights(self._terms, searcher.num_docs, frequencies),
-                fragment_weights(frequencies),
-            )
+        if node is not None or compiled(parsed) is not None:
+            frequencies = tuple((term, searcher.doc_freq("content", term)) for term in self._terms)
+            self._sought = snippet_terms(frequencies, searcher.num_docs)
         # Texts highlighted so far and their snippets, by length: comparing two texts of
         # equal length is cheaper than hashing a long one.
         self._made: dict[int, list[tuple[str, str]]] = {}
+
+    def _tantivy_snippet(self, text: str) -> tantivy.Snippet:
+        generator = self._generator
+        if generator is None:
+            generator = tantivy.SnippetGenerator.create(
+                self._searcher, self._text_query, self._schema, "content"
+            )
+            generator.set_max_num_chars(SNIPPET_MAX_CHARS)
+            self._generator = generator
+        return generator.snippet_from_doc(tantivy.Document(content=text))
 
     def of_staged(self, content: str) -> str:
         return overlay_snippet(content, self._terms)
@@ -896,9 +919,9 @@ class _Snippets:
             fragment = best_fragment(content[start:end], sought, lowered[start:end])
             if fragment is not None:
                 return render_fragment(content, window, fragment)
-        snippet = self._generator.snippet_from_doc(tantivy.Document(content=content[start:end]))
+        snippet = self._tantivy_snippet(content[start:end])
         if not snippet.highlighted() and (start, end) != (0, len(content)):
             # The window missed what Tantivy matches (a phrase across its edge): read it all.
             start, end = 0, len(content)
-            snippet = self._generator.snippet_from_doc(tantivy.Document(content=content))
+            snippet = self._tantivy_snippet(content)
         return render_snippet(snippet, content, (start, end))

@@ -60,7 +60,8 @@ Sought = tuple[re.Pattern[str], str, float]
 
 class SnippetTerms:
     """A query's terms as :func:`snippet_window` and :func:`best_fragment` look for them,
-    made once a search rather than once a hit: the rare terms that place the window (those
+    made once for the query's terms and their frequencies rather than once a hit (shared, never
+    changed after it is made): the rare terms that place the window (those
     weighing at least half the heaviest one: frequent words weigh little in Tantivy's choice
     of fragment and are costly to look for), the others, used when no rare one occurs, and
     the fragment's terms with their weights (:func:`fragment_weights`)."""
