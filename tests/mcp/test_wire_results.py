@@ -54,11 +54,16 @@ async def test_each_result_is_sent_as_fastmcps_generic_conversion_would_send_it(
     app: LithosApp, client: Client
 ):
     server = create_server(app)
-    for name, (_, raw) in (await _raw_results(app, client)).items():
-        tool = await server.get_tool(name)
+    raws = await _raw_results(app, client)
+    tools = {name: await server.get_tool(name) for name in raws}
+    # Every result converted before any is compared: a later conversion changes no earlier one.
+    converted = {name: tools[name].convert_result(raw) for name, (_, raw) in raws.items()}
+    for name, (_, raw) in raws.items():
+        tool = tools[name]
         assert isinstance(tool, LithosTool)
-        ours = tool.convert_result(raw)
+        ours = converted[name]
         generic = FunctionTool.convert_result(tool, raw)
+        assert (ours.meta, ours.is_error) == (generic.meta, generic.is_error), name
         assert ours.structured_content == generic.structured_content, name
         assert ours.content == generic.content, name
         assert json.loads(ours.content[0].text) == ours.structured_content, name  # type: ignore[union-attr]

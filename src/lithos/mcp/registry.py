@@ -72,8 +72,8 @@ class LithosTool(FunctionTool):
         # Both built without re-validation: the content is one TextContent made here and the
         # structured content is JSON data fresh from the return type's serializer. The
         # protocol result is what FastMCP would build from this ToolResult.
-        result = ToolResult.model_construct(
-            content=content, structured_content=structured, meta=None, is_error=False
+        result = _TOOL_RESULT.model_copy(
+            update={"content": content, "structured_content": structured}
         )
         result._raw_mcp_result = WireResult.of(content, structured)
         return result
@@ -93,7 +93,11 @@ class WireResult(mt.CallToolResult):
 
     @classmethod
     def of(cls, content: list[mt.ContentBlock], structured: dict[str, Any]) -> WireResult:
-        result = cls.model_construct(content=content, structured_content=structured)
+        # A copy of an empty one with these two fields set: what model_construct makes, with
+        # the defaults of the other fields computed once (half the time).
+        result = _EMPTY_WIRE_RESULT.model_copy(
+            update={"content": content, "structured_content": structured}
+        )
         wire = dict(_WIRE_TEMPLATE)
         wire["content"] = [block.model_dump(**_WIRE_DUMP) for block in content]
         wire["structuredContent"] = structured
@@ -109,6 +113,11 @@ class WireResult(mt.CallToolResult):
 # How the SDK dumps a handler's result, and what it makes of an empty successful one.
 _WIRE_DUMP: dict[str, Any] = {"by_alias": True, "mode": "json", "exclude_none": True}
 _WIRE_TEMPLATE = mt.CallToolResult(content=[], structured_content={}).model_dump(**_WIRE_DUMP)
+# What LithosTool.convert_result and WireResult.of copy with their two fields set.
+_TOOL_RESULT = ToolResult.model_construct(
+    content=[], structured_content=None, meta=None, is_error=False
+)
+_EMPTY_WIRE_RESULT = WireResult.model_construct(content=[], structured_content={})
 
 
 def described_tool(
