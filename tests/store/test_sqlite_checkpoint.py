@@ -1,6 +1,6 @@
 """Checkpoints aside: with ``checkpoint_aside`` no write transaction copies the write-ahead log
 into the file (SQLite's automatic checkpoint, in whichever commit fills 1,000 pages); a timer
-thread does it soon after the writes, and the catalog works this way."""
+thread does it soon after the writes, and the catalog and the statistics work this way."""
 
 from __future__ import annotations
 
@@ -85,10 +85,13 @@ def test_close_cancels_a_checkpoint_due_and_a_file_moved_aside_is_not_made_again
     assert not path.exists()
 
 
-def test_the_catalog_leaves_checkpoints_to_the_timer(data_dir: Path):
+@pytest.mark.parametrize("store", ["catalog", "stats_store"])
+def test_the_catalog_and_the_statistics_leave_checkpoints_to_the_timer(data_dir: Path, store: str):
+    """The catalog (writes) and the statistics (a receipt every retrieve, ~29 pages of log)."""
     app = make_app(data_dir)
     try:
-        read = app.catalog.db.call(lambda c: c.execute("PRAGMA wal_autocheckpoint").fetchone())
+        db = getattr(app, store).db
+        read = db.call(lambda c: c.execute("PRAGMA wal_autocheckpoint").fetchone())
         assert read[0] == ASIDE_AUTOCHECKPOINT_PAGES
     finally:
         app.close()

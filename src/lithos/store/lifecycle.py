@@ -299,13 +299,17 @@ def _free_name(directory: Path) -> Path:
 
 
 def open_authoritative(
-    path: Path, migrations: Sequence[Migration], holds: str, data_dir: Path
+    path: Path,
+    migrations: Sequence[Migration],
+    holds: str,
+    data_dir: Path,
+    checkpoint_aside: bool = False,
 ) -> Database:
     """Open a database Lithos cannot rebuild (``holds`` says what it holds), checking every
     page. A damaged one is never replaced: raises :class:`StateCorrupt` saying how to restore
-    it."""
+    it. ``checkpoint_aside``: see :class:`Database`."""
     try:
-        database = Database(path, migrations)
+        database = Database(path, migrations, checkpoint_aside=checkpoint_aside)
     except StoreCorrupt as exc:
         raise _state_corrupt(path, exc, holds, data_dir) from None
     try:
