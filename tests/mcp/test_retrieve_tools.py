@@ -82,6 +82,44 @@ async def test_shown_lexical_hits_name_the_words_their_text_matched(client: Clie
     assert "matched 'jitter' in text" in " ".join(shown[notes[0]]["reasons"])
 
 
+async def test_every_shown_reason_is_worded_even_when_describing_fails(
+    client: Client, app: LithosApp, monkeypatch: pytest.MonkeyPatch
+):
+    """The vector and lexical scouts word their reasons for the shown notes only (their
+    other hits carry a placeholder); a read that fails while describing leaves a shown
+    note its brief reason, never the placeholder."""
+    notes = [
+        await write(client, f"Backoff {i}", f"retry with backoff {'and jitter ' * i}then wait")
+        for i in range(12)
+    ]
+    assert app.embedding.wait_idle(10)
+    described = by_id(await retrieve(client, "backoff jitter", limit=12))
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise OSError("the disk is gone")
+
+    monkeypatch.setattr(app.fulltext, "hits", fail)
+    monkeypatch.setattr(app.vectors, "texts", fail)
+    brief = by_id(await retrieve(client, "backoff jitter", limit=12))
+    assert set(described) == set(brief) == set(notes)
+    vector_found = 0
+    title_only = "lexical: matched 'backoff' in title (BM25"
+    for note in notes:
+        in_text = "lexical: matched 'backoff' in title; matched 'jitter' in text (BM25"
+        for shown, expected in ((described, in_text), (brief, title_only)):
+            if note == notes[0]:  # no 'jitter' in its text
+                expected = title_only
+            reasons = shown[note]["reasons"]
+            assert not any("worded when shown" in r for r in reasons), reasons
+            lexical = [r for r in reasons if r.startswith("lexical:")]
+            assert len(lexical) == 1 and lexical[0].startswith(expected), lexical
+            vector = [r for r in reasons if r.startswith("vector:")]
+            assert len(vector) == ("scout_vector" in shown[note]["scouts"]), reasons
+            assert all(r.startswith("vector: close in meaning (cosine") for r in vector)
+            vector_found += len(vector)
+    assert vector_found >= 12
+
+
 async def test_conflicts_appear_only_when_asked(client: Client):
     await write(client, "Alpha", "alpha words")
     result = await retrieve(client, "alpha", surface_conflicts=True)

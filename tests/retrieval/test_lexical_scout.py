@@ -1,11 +1,12 @@
 """The lexical scout names its BM25 ranking from the link graph instead of reading stored
-Tantivy documents: the same hits as reading them, after writes, deletes and hand edits, on a
-real app (real SQLite, Tantivy and vector store; the fake embedder)."""
+Tantivy documents: the same hits and names (the titles its reasons are worded from, for the
+notes shown) as reading them, after writes, deletes and hand edits, on a real app (real
+SQLite, Tantivy and vector store; the fake embedder)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import pytest
 from fastmcp import Client
@@ -40,11 +41,21 @@ def _stored_reader(scout: LexicalScout) -> LexicalScout:
     return LexicalScout(scout.fulltext, graph, scout.saturation, scout.share)
 
 
-def _find(scout: LexicalScout, query: str, eligibility: Eligibility | None = None) -> list:
+class Found(NamedTuple):
+    """A hit, and the title and BM25 score its reason is worded from when it is shown."""
+
+    hit: ScoutHit
+    title: str
+    bm25: float
+
+
+def _find(scout: LexicalScout, query: str, eligibility: Eligibility | None = None) -> list[Found]:
     ctx = ScoutContext(
         RetrievalQuery(query), eligibility or Eligibility(), utc_now(), 100, _no_embedding
     )
-    return scout.find(ctx)
+    hits = scout.find(ctx)
+    assert set(ctx.text_named) == {h.note_id for h in hits}
+    return [Found(h, *ctx.text_named[h.note_id]) for h in hits]
 
 
 def _no_embedding(text: str) -> Any:
@@ -70,7 +81,7 @@ async def _write(client: Client, title: str, content: str) -> str:
     return str(result["id"])
 
 
-def _same_as_stored(app: LithosApp, reads: list[int]) -> list[list[ScoutHit]]:
+def _same_as_stored(app: LithosApp, reads: list[int]) -> list[list[Found]]:
     scout, reader = _scout(app), _stored_reader(_scout(app))
     found = []
     for query in QUERIES:
@@ -89,20 +100,20 @@ async def test_names_match_the_stored_documents_after_writes_deletes_and_hand_ed
     pump = await _write(client, "Pump sizing", "pump sizing for cold climates and heat load")
     bread = await _write(client, "Bread", "sourdough loaves in a hot oven, retry if flat")
     first = _same_as_stored(app, stored_reads)
-    assert {h.note_id for h in first[0]} == {backoff, bread}
-    assert "matched 'backoff' in title" in first[0][0].reason
+    assert {f.hit.note_id for f in first[0]} == {backoff, bread}
+    assert first[0][0].title == "Exponential backoff"
 
     await call(client, "lithos_delete", id=bread, agent="a")
     after_delete = _same_as_stored(app, stored_reads)
-    assert bread not in {h.note_id for hits in after_delete for h in hits}
+    assert bread not in {f.hit.note_id for found in after_delete for f in found}
 
     # A person renames the pump note by hand: its new title counts at once.
     [entry] = app.catalog.get_many([pump]).values()
     file = app.config.knowledge_dir / entry.path
     file.write_text(file.read_text().replace("Pump sizing", "Cold pump"), encoding="utf-8")
     app.indexer.sync_paths([entry.path])
-    [pump_hit] = [h for h in _same_as_stored(app, stored_reads)[2] if h.note_id == pump]
-    assert "matched 'pump', 'cold' in title" in pump_hit.reason
+    [pump_hit] = [f for f in _same_as_stored(app, stored_reads)[2] if f.hit.note_id == pump]
+    assert pump_hit.title == "Cold pump"
 
 
 async def test_a_note_is_named_as_soon_as_its_write_returns(
@@ -110,11 +121,11 @@ async def test_a_note_is_named_as_soon_as_its_write_returns(
 ):
     for n in range(3):
         note = await _write(client, f"Jitter {n}", "spread retries with jitter")
-        hits = _find(_scout(app), "jitter")
-        assert note in {h.note_id for h in hits}
+        found = _find(_scout(app), "jitter")
+        assert note in {f.hit.note_id for f in found}
         assert stored_reads == []
-    [newest] = [h for h in hits if h.note_id == note]
-    assert newest.reason.startswith("lexical: matched 'jitter' in title")
+    [newest] = [f for f in found if f.hit.note_id == note]
+    assert newest.title == "Jitter 2"
 
 
 async def test_a_document_the_graph_does_not_know_is_read_from_the_index(
@@ -125,16 +136,16 @@ async def test_a_document_the_graph_does_not_know_is_read_from_the_index(
     known = await _write(client, "Backoff", "retry with backoff")
     stray = FullTextDoc("stray", "Stray backoff", "backoff", "stray.md", "", (), "h", "")
     app.fulltext.upsert([stray])
-    hits = _find(_scout(app), "backoff")
-    assert {h.note_id for h in hits} == {known, "stray"}
+    found = _find(_scout(app), "backoff")
+    assert {f.hit.note_id for f in found} == {known, "stray"}
     assert stored_reads == [1]
-    assert hits == _find(_stored_reader(_scout(app)), "backoff")
-    [read] = [h for h in hits if h.note_id == "stray"]
-    assert "matched 'backoff' in title" in read.reason
+    assert found == _find(_stored_reader(_scout(app)), "backoff")
+    [read] = [f for f in found if f.hit.note_id == "stray"]
+    assert read.title == "Stray backoff"
 
 
 async def test_eligibility_still_narrows_inside_the_index(client: Client, app: LithosApp):
     shown = await _write(client, "Backoff one", "retry with backoff")
     hidden = await _write(client, "Backoff two", "retry with backoff")
-    hits = _find(_scout(app), "backoff", Eligibility(hidden=frozenset({hidden})))
-    assert [h.note_id for h in hits] == [shown]
+    found = _find(_scout(app), "backoff", Eligibility(hidden=frozenset({hidden})))
+    assert [f.hit.note_id for f in found] == [shown]

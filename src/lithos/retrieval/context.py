@@ -69,6 +69,11 @@ class ScoutContext:
     # The vector scout's best chunk of each note it could show: its describe() reads the
     # texts of the ones that are shown.
     shown_chunks: dict[str, RankedChunk] = field(default_factory=dict, init=False)
+    # What the vector and lexical scouts word their reasons from, in describe(), for the
+    # notes that are shown: note id -> (its best chunk's cosine, its whole note's), and
+    # note id -> (its title, its BM25 score).
+    similarities: dict[str, tuple[float, float]] = field(default_factory=dict, init=False)
+    text_named: dict[str, tuple[str, float]] = field(default_factory=dict, init=False)
     _vectors: QueryVectors | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 

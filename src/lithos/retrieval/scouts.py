@@ -51,13 +51,26 @@ class Scout(Protocol):
 
 @runtime_checkable
 class Describer(Protocol):
-    """A scout that explains its finds fully only for the notes that are shown: what it
-    would cost to explain every candidate is spent on the few that make the answer."""
+    """A scout that explains its finds only for the notes that are shown: what it would
+    cost to explain every candidate is spent on the few that make the answer. Its hits may
+    carry a placeholder reason (:data:`PENDING_VECTOR`, :data:`PENDING_LEXICAL`), which
+    only ranks with them: no score reads a reason."""
 
     def describe(self, ctx: ScoutContext, shown: Sequence[Candidate]) -> None:
-        """Complete the reasons (and the snippet, when none is set) of the ``shown``
-        candidates this scout found, in place."""
+        """Word the reasons (and give the snippet, when none is set) of the ``shown``
+        candidates this scout found, in place. Every placeholder is replaced before anything
+        that can fail (a read)."""
         ...
+
+
+# The reason the vector and lexical scouts give each hit until describe() words it for a
+# note that is shown (~150 notes are pooled, ~10 shown; no other note's reasons are read).
+PENDING_VECTOR = "vector: (worded when shown)"
+PENDING_LEXICAL = "lexical: (worded when shown)"
+
+
+def _replace(candidate: Candidate, old: str, new: str) -> None:
+    candidate.reasons = [new if r == old else r for r in candidate.reasons]
 
 
 def calibrate_cosine(similarity: float, floor: float, ceiling: float) -> float:
@@ -153,18 +166,25 @@ class VectorScout:
         absolute = [
             calibrate_cosine(r / (1 + cal.note_weight), cal.floor, cal.ceiling) for r in raw
         ]
-        hits = []
+        ctx.similarities = {
+            h.note_id: (h.similarity, w) for h, w in zip(ranked, whole, strict=True)
+        }
         scores = adaptive(raw, absolute, cal.share)
-        for hit, mean, score in zip(ranked, whole, scores, strict=True):
-            whole_note = f", whole note {mean:.2f}" if cal.note_weight else ""
-            reason = f"vector: close in meaning (cosine {hit.similarity:.2f}{whole_note})"
-            hits.append(ScoutHit(hit.note_id, score, reason))
-        return hits
+        return [
+            ScoutHit(hit.note_id, score, PENDING_VECTOR)
+            for hit, score in zip(ranked, scores, strict=True)
+        ]
 
     def describe(self, ctx: ScoutContext, shown: Sequence[Candidate]) -> None:
-        """Give each shown note among the best this scout ranked (as many as can be shown)
-        its best chunk's text as the snippet, unless it has one; a chunk whose note changed
-        since it was ranked gives none."""
+        """Word the reason of each shown note this scout found; give each shown note among
+        the best it ranked (as many as can be shown) its best chunk's text as the snippet,
+        unless it has one; a chunk whose note changed since it was ranked gives none."""
+        for c in shown:
+            if c.note_id in ctx.similarities:
+                similarity, mean = ctx.similarities[c.note_id]
+                whole_note = f", whole note {mean:.2f}" if self.cal.note_weight else ""
+                reason = f"vector: close in meaning (cosine {similarity:.2f}{whole_note})"
+                _replace(c, PENDING_VECTOR, reason)
         best = ctx.shown_chunks
         wanted = [best[c.note_id] for c in shown if c.note_id in best and c.snippet is None]
         if not wanted:
@@ -211,11 +231,12 @@ class LexicalScout:
             exclude_ids=eligible.hidden if eligible.allowed is None else (),
         )
         found = self._named(ctx.text_ranking)
+        ctx.text_named = {note_id: (title, score) for note_id, title, score in found}
         raw = [score for _, _, score in found]
         absolute = [calibrate_bm25(r, self.saturation) for r in raw]
         return [
-            ScoutHit(note_id, calibrated, self._reason(ctx, title, raw_score))
-            for (note_id, title, raw_score), calibrated in zip(
+            ScoutHit(note_id, calibrated, PENDING_LEXICAL)
+            for (note_id, _, _), calibrated in zip(
                 found, adaptive(raw, absolute, self.share), strict=True
             )
         ]
@@ -239,9 +260,14 @@ class LexicalScout:
         return found
 
     def describe(self, ctx: ScoutContext, shown: Sequence[Candidate]) -> None:
-        """Give each shown note this scout found its highlighted snippet (unless another scout
-        gave it one) and a reason that names the query words matched in its text."""
+        """Word the reason of each shown note this scout found (the query words its title
+        holds), then give it its highlighted snippet (unless another scout gave it one) and
+        name the query words matched in its text in that reason."""
         mine = {c.note_id: c for c in shown if self.name in c.evidence}
+        for note_id, c in mine.items():
+            if note_id in ctx.text_named:
+                title, score = ctx.text_named[note_id]
+                _replace(c, PENDING_LEXICAL, self._reason(ctx, title, score))
         if not mine or ctx.text_ranking is None:
             return
         # Read from find()'s ranking: no second search, the same BM25 scores.
@@ -267,7 +293,7 @@ class LexicalScout:
                 for t in dict.fromkeys(w.lower() for w in _HIGHLIGHT.findall(snippet))
                 if t not in STOPWORDS and t not in in_title
             ]
-            if snippet  # the brief reason of each of find()'s candidates has none
+            if snippet  # a shown note's brief reason, worded before its snippet, has none
             else []
         )
         parts = []
