@@ -14,6 +14,7 @@ from lithos.store.fulltext_overlay import analyze
 from lithos.store.fulltext_snippets import (
     SNIPPET_MAX_CHARS,
     WINDOW_CHARS,
+    Scanned,
     SnippetTerms,
     best_fragment,
     fragment_weights,
@@ -169,3 +170,33 @@ def test_fragment_scores_tie_in_32_bit_floats_as_tantivys_do() -> None:
     where = snippet.fragment_range()
     assert where.start == 0
     assert best_fragment(window, SnippetTerms({}, weights)) == (where.start, where.end, [(0, 3)])
+
+
+def test_the_words_placing_the_window_give_the_fragment_a_fresh_look_gives(
+    generator: tuple[tantivy.SnippetGenerator, dict[str, float]],
+) -> None:
+    """best_fragment reuses what snippet_window saw of the rare terms (their first words, or
+    all of them); texts long enough that a term's scan stops before, inside and after the
+    window, so each way of reusing it is met."""
+    weights = generator[1]
+    terms = SnippetTerms({term: 1.0 / weight for term, weight in weights.items()}, weights)
+    rng = random.Random(5)
+    stops = {"before": 0, "inside": 0, "after": 0}
+    compared = 0
+    for _ in range(600):
+        content = "".join(random_window(rng) + " " for _ in range(rng.randint(1, 12)))
+        lowered = content.lower()
+        scanned: Scanned = {}
+        placed = snippet_window(content, terms, lowered, scanned)
+        assert placed == snippet_window(content, terms, lowered)
+        if placed is None:
+            continue
+        start, end = placed
+        fresh = best_fragment(content[start:end], terms, lowered[start:end])
+        assert best_fragment(content[start:end], terms, lowered[start:end], scanned, start) == fresh
+        compared += fresh is not None
+        for words in scanned.values():
+            if len(words) == 8:  # the scan stopped at the eighth word
+                stop = words[-1].end()
+                stops["before" if stop <= start else "inside" if stop < end else "after"] += 1
+    assert compared > 300 and min(stops.values()) > 10, stops

@@ -56,6 +56,7 @@ from lithos.store.fulltext_overlay import (
 )
 from lithos.store.fulltext_snippets import (
     SNIPPET_MAX_CHARS,
+    Scanned,
     SnippetTerms,
     best_fragment,
     fragment_weights,
@@ -912,11 +913,12 @@ class _Snippets:
         else:
             stored = self._stored
             lowered = stored.lowered(key, content) if stored is not None else content.lower()
-            window = snippet_window(content, sought, lowered)
+            scanned: Scanned = {}
+            window = snippet_window(content, sought, lowered, scanned)
             if window is None:
                 return lead(content)
             start, end = window
-            fragment = best_fragment(content[start:end], sought, lowered[start:end])
+            fragment = best_fragment(content[start:end], sought, lowered[start:end], scanned, start)
             if fragment is not None:
                 return render_fragment(content, window, fragment)
         snippet = self._tantivy_snippet(content[start:end])

@@ -56,6 +56,10 @@ def term_weights(
 
 # A term looked for in a text: the words that may stem to it, the term, its weight.
 Sought = tuple[re.Pattern[str], str, float]
+# What placing a window saw of each term's words, by the text of the term's regex and the
+# term: the words found stemming to it, in order; the text was read up to the end of the last
+# one if there are _OCCURRENCES_PER_TERM of them, to its end otherwise.
+Scanned = dict[tuple[str, str], list[re.Match[str]]]
 
 
 class SnippetTerms:
@@ -94,12 +98,16 @@ def _sought(weights: Mapping[str, float], irregular: bool = False) -> list[Sough
 
 
 def snippet_window(
-    content: str, terms: SnippetTerms, lowered: str | None = None
+    content: str,
+    terms: SnippetTerms,
+    lowered: str | None = None,
+    scanned: Scanned | None = None,
 ) -> tuple[int, int] | None:
     """The stretch ``[start, end)`` of ``content``, about :data:`WINDOW_CHARS` long and cut
     at spaces, around the words matching the query's rarest terms (``terms``: the query's
     :class:`SnippetTerms`); None when no word of ``content`` matches a term. ``lowered`` is
-    ``content.lower()`` when the caller has it.
+    ``content.lower()`` when the caller has it; ``scanned``, when given, is filled with the
+    words found on the way, for :func:`best_fragment`.
 
     Only the rare terms place the window, unless none of them occurs. Tantivy then
     highlights every matching word inside the window."""
@@ -107,7 +115,9 @@ def snippet_window(
         lowered = content.lower()
     if len(lowered) != len(content):  # lower-casing moved the offsets: read everything
         return 0, len(content)
-    found = _occurrences(lowered, terms.rare) or _occurrences(lowered, terms.common)
+    found = _occurrences(lowered, terms.rare, scanned) or _occurrences(
+        lowered, terms.common, scanned
+    )
     if not found:
         return None
     found.sort()
@@ -139,7 +149,11 @@ def fragment_weights(doc_freq: Mapping[str, int]) -> dict[str, float]:
 
 
 def best_fragment(
-    window: str, terms: SnippetTerms, lowered: str | None = None
+    window: str,
+    terms: SnippetTerms,
+    lowered: str | None = None,
+    scanned: Scanned | None = None,
+    offset: int = 0,
 ) -> tuple[int, int, list[tuple[int, int]]] | None:
     """``(start, stop, spans)``: the fragment ``window[start:stop]`` Tantivy's snippet generator
     picks in ``window`` with at most :data:`SNIPPET_MAX_CHARS` characters, and the spans of its
@@ -150,12 +164,13 @@ def best_fragment(
     and digits) that would take the one before past the limit, scores each by summing the
     weights of its matching tokens (``terms.fragment``: :func:`fragment_weights`) in 32-bit
     floats, and keeps the best, the first of equals. ``lowered`` is ``window.lower()`` when
-    the caller has it."""
+    the caller has it; ``scanned`` what :func:`snippet_window` saw placing ``window`` at
+    ``offset`` of the text (its words there are not looked for again)."""
     if not window.isascii():
         return None
     if lowered is None or len(lowered) != len(window):
         lowered = window.lower()
-    found = _matches(lowered, terms.fragment)
+    found = _matches(lowered, terms.fragment, scanned, offset)
     if not found:
         return None
     size, count = len(window), len(found)
@@ -177,11 +192,25 @@ def best_fragment(
     return start, stop, [(low - start, high - start) for low, high, _ in found[first:last]]
 
 
-def _matches(lowered: str, sought: Iterable[Sought]) -> list[tuple[int, int, float]]:
-    """``(start, end, weight)`` of every word of ``lowered`` that stems to a term, in order."""
+def _matches(
+    lowered: str, sought: Iterable[Sought], scanned: Scanned | None = None, offset: int = 0
+) -> list[tuple[int, int, float]]:
+    """``(start, end, weight)`` of every word of ``lowered`` that stems to a term, in order.
+    A term ``scanned`` holds (:func:`snippet_window` placed ``lowered`` at ``offset`` of the
+    text it scanned, cut at spaces) is looked for only past where that scan stopped."""
     found = []
+    end = offset + len(lowered)
     for words, term, weight in sought:
-        for word in words.finditer(lowered):
+        kept = scanned.get((words.pattern, term)) if scanned else None
+        start = 0
+        if kept is not None:
+            for word in kept:
+                if offset <= word.start() < end:
+                    found.append((word.start() - offset, word.end() - offset, weight))
+            if len(kept) < _OCCURRENCES_PER_TERM or kept[-1].end() >= end:
+                continue
+            start = max(kept[-1].end() - offset, 0)
+        for word in words.finditer(lowered, start):
             if _stem(word.group()) == term:
                 found.append((word.start(), word.end(), weight))
     found.sort()
@@ -241,18 +270,23 @@ def _bold(text: str, spans: Iterable[tuple[int, int]], start: int, end: int) -> 
     return " ".join("".join(parts).split())
 
 
-def _occurrences(lowered: str, sought: Iterable[Sought]) -> list[tuple[int, float]]:
+def _occurrences(
+    lowered: str, sought: Iterable[Sought], scanned: Scanned | None = None
+) -> list[tuple[int, float]]:
     """``(offset, weight)`` of the first words of ``lowered`` that stem to each term (not
-    Snowball's irregular "dying", "lying" and "tying": :func:`_sought`)."""
+    Snowball's irregular "dying", "lying" and "tying": :func:`_sought`); with ``scanned``,
+    each term's words found are kept there (:data:`Scanned`)."""
     found: list[tuple[int, float]] = []
     for words, term, weight in sought:
-        seen = 0
+        kept: list[re.Match[str]] = []
         for word in words.finditer(lowered):
             if _stem(word.group()) == term:
                 found.append((word.start(), weight))
-                seen += 1
-                if seen == _OCCURRENCES_PER_TERM:
+                kept.append(word)
+                if len(kept) == _OCCURRENCES_PER_TERM:
                     break
+        if scanned is not None:
+            scanned[words.pattern, term] = kept
     return found
 
 
