@@ -1,4 +1,5 @@
-"""Terrace 0 and 1 arithmetic: the relevance scouts' adaptive scale and focus."""
+"""Terrace 0 and 1 arithmetic: the relevance scouts' adaptive scale, focus, the pool's order
+and a rerank of a pool already scored."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 
 from lithos.domain.retrieval import Candidate
-from lithos.retrieval.rank import focus
+from lithos.retrieval.rank import RerankWeights, focus, ranked, rerank, score_evidence
 from lithos.retrieval.scouts import MIN_MAX_HITS, adaptive
 
 
@@ -76,3 +77,57 @@ def test_focus_off_or_without_vectors_changes_nothing():
     focus(pool, {"a": _unit(1, 0)}, seeds=2, weight=0.0, duplicate=0.9)
     focus(pool, {}, seeds=2, weight=0.2, duplicate=0.9)
     assert [c.score for c in pool.values()] == [1.0, 0.5]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_ranked_orders_best_first_and_ties_by_note_id(seed: int):
+    rng = np.random.default_rng(seed)
+    scores = rng.choice([0.0, -0.0, 0.25, 0.5, 1.0, float(rng.random())], size=40)
+    ids = [f"n{int(i)}" for i in rng.permutation(1000)[:40]]
+    pool = {n: Candidate(n, score=float(s)) for n, s in zip(ids, scores, strict=True)}
+    expected = sorted(pool.values(), key=lambda c: (-c.score, c.note_id))
+    assert [c.note_id for c in ranked(pool)] == [c.note_id for c in expected]
+
+
+def _weights() -> RerankWeights:
+    return RerankWeights(
+        scout_weights={"scout_a": 1.0, "scout_b": 0.5},
+        note_type_priors={"decision": 0.2},
+        note_type_weight=0.5,
+        salience_weight=0.0,
+        usage_weight=0.0,
+        query_class_weight=0.0,
+        ignored_weight=0.0,
+        misleading_weight=0.0,
+        default_salience=0.5,
+        misleading_limit=3,
+    )
+
+
+def _evidence() -> dict[str, Candidate]:
+    pool = {n: Candidate(n) for n in ("x", "y", "z")}
+    pool["x"].evidence.update(scout_a=0.4, scout_b=0.8)
+    pool["y"].evidence.update(scout_b=0.9, scout_c=1.0)  # scout_c has no weight
+    pool["z"].evidence.update(scout_a=0.6)
+    return pool
+
+
+def test_score_evidence_weighs_every_scout_of_each_candidate():
+    pool = _evidence()
+    score_evidence(pool, _weights().scout_weights)
+    assert [pool[n].score for n in "xyz"] == [0.4 + 0.5 * 0.8, 0.5 * 0.9, 0.6]
+
+
+def test_a_pool_already_scored_reranks_as_one_scored_by_rerank():
+    note_types = {"x": "observation", "y": "decision", "z": "observation"}
+    fresh = rerank(_evidence(), _weights(), note_types, {}, "lookup")
+    pool = _evidence()
+    score_evidence(pool, _weights().scout_weights)
+    again = rerank(pool, _weights(), note_types, {}, "lookup", scored=True)
+    assert [(c.note_id, c.score, c.reasons) for c in again] == [
+        (c.note_id, c.score, c.reasons) for c in fresh
+    ]
+    assert [c.note_id for c in fresh] == ["x", "z", "y"]
+    # Unscored, the same call would rank on whatever the scores held.
+    stale = rerank(_evidence(), _weights(), note_types, {}, "lookup", scored=True)
+    assert [c.note_id for c in stale] == ["y", "x", "z"]

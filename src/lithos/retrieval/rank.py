@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from lithos.domain.fusion import min_max
 from lithos.domain.retrieval import Candidate, NodeStats, ScoutHit
@@ -41,12 +42,15 @@ def merge(pool: dict[str, Candidate], scout: str, hits: Sequence[ScoutHit]) -> N
         candidate.add(scout, hit)
 
 
-def evidence_score(candidate: Candidate, weights: Mapping[str, float]) -> float:
-    """Terrace 0: the weighted sum of every scout's calibrated score."""
-    total = 0.0  # a loop, not sum() over a generator: this runs for every pooled note
-    for scout, value in candidate.evidence.items():
-        total += weights.get(scout, 0.0) * value
-    return total
+def score_evidence(pool: Mapping[str, Candidate], weights: Mapping[str, float]) -> None:
+    """Terrace 0: each candidate's score becomes the weighted sum of every scout's calibrated
+    score."""
+    get = weights.get  # loops, not sum() over generators: this runs for every pooled note
+    for c in pool.values():
+        total = 0.0
+        for scout, value in c.evidence.items():
+            total += get(scout, 0.0) * value
+        c.score = total
 
 
 def focus(
@@ -89,8 +93,16 @@ def focus(
             c.reasons.append(f"focus: close to the best results (cosine {value:.2f})")
 
 
+_SCORE = attrgetter("score")
+_NOTE_ID = attrgetter("note_id")
+
+
 def ranked(pool: Mapping[str, Candidate]) -> list[Candidate]:
-    return sorted(pool.values(), key=lambda c: (-c.score, c.note_id))
+    """Best score first, ties by note id. Two stable sorts on one attribute each, the order
+    of one sort by ``(-score, note_id)`` without a key tuple built per candidate."""
+    order = sorted(pool.values(), key=_NOTE_ID)
+    order.sort(key=_SCORE, reverse=True)  # stable: equal scores keep the ids' order
+    return order
 
 
 def rerank(
@@ -101,20 +113,23 @@ def rerank(
     query_class: str,
     vectors: Mapping[str, np.ndarray] | None = None,
     duplicate: float = 1.0,
+    scored: bool = False,
 ) -> list[Candidate]:
     """Terrace 1: evidence, :func:`focus` (when ``vectors`` holds the pool's note vectors;
     ``duplicate`` is the cosine at which two notes count as copies),
     note-type prior, salience, usage and the query class's learned prior, minus ignored and
     misleading penalties; best first. Every adjustment large enough to matter is added to
-    the candidate's reasons."""
-    for c in pool.values():
-        c.score = evidence_score(c, weights.scout_weights)
+    the candidate's reasons. ``scored``: the scores already hold the evidence under
+    ``weights.scout_weights`` (:func:`score_evidence` ran since the pool last changed)."""
+    if not scored:
+        score_evidence(pool, weights.scout_weights)
     if vectors is not None:
         focus(pool, vectors, weights.focus_seeds, weights.focus_weight, duplicate)
+    type_weight, type_priors = weights.note_type_weight, weights.note_type_priors
     for c in pool.values():
         score = c.score
         note_type = note_types.get(c.note_id, "")
-        type_prior = weights.note_type_weight * weights.note_type_priors.get(note_type, 0.0)
+        type_prior = type_weight * type_priors.get(note_type, 0.0)
         if type_prior:
             c.reasons.append(f"type: {note_type} prior {type_prior:+.2f}")
         score += type_prior
@@ -171,25 +186,30 @@ def diversify(
     similarity = (matrix @ matrix.T).T.tolist()
     weighted = [mmr_lambda * c.score for c in head]
     penalty = 1 - mmr_lambda
-    # The cosine of each candidate to its closest pick so far (-inf: no pick with a vector).
+    # The cosine of each candidate to its closest pick so far (-inf: no pick with a vector),
+    # and its redundancy and value, which change only when that cosine passes the floor (a
+    # redundancy of 0 leaves the weighted score as it is): each step picks with one max().
     closest = [-math.inf] * len(head)
+    redundancy = [0.0] * len(head)
+    values = list(weighted)
     left = list(range(len(head)))
     chosen: list[Candidate] = []
     while left:
-        best, value, redundancy = -1, -math.inf, 0.0
-        for i in left:  # the first best, as argmax picks
-            r = max(0.0, (closest[i] - similarity_floor) / span) if has[i] else 0.0
-            v = weighted[i] - penalty * r
-            if best < 0 or v > value:
-                best, value, redundancy = i, v, r
+        best = max(left, key=values.__getitem__)  # the first best, as argmax picks
         left.remove(best)
         pick = head[best]
-        if redundancy > 0:
-            pick.reasons.append(f"diversity: near-duplicate of a higher result ({redundancy:.2f})")
+        if redundancy[best] > 0:
+            pick.reasons.append(
+                f"diversity: near-duplicate of a higher result ({redundancy[best]:.2f})"
+            )
         chosen.append(pick)
         if has[best]:
             column = similarity[best]
             for i in left:
-                if column[i] > closest[i]:
-                    closest[i] = column[i]
+                cosine = column[i]
+                if cosine > closest[i]:
+                    closest[i] = cosine
+                    if has[i] and cosine > similarity_floor:
+                        r = redundancy[i] = (cosine - similarity_floor) / span
+                        values[i] = weighted[i] - penalty * r
     return [*chosen, *tail]

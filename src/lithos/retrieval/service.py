@@ -258,7 +258,9 @@ class RetrievalService:
         clock = time.perf_counter()
         # Terrace 1 annotates the candidates it ranks; a follow-up reranks a clean copy.
         kept = _copied(pool) if self.interpreter is not None else {}
-        retrieval, nodes = self._terrace_one(pool, ctx, run, receipt_id, heat, learned)
+        # Without exploration the pool is as the temperature scored it: no evidence to redo.
+        scored = not self._explores(heat)
+        retrieval, nodes = self._terrace_one(pool, ctx, run, receipt_id, heat, learned, scored)
         run.timings["rerank"] = _ms(clock)
         return retrieval, nodes, ctx, heat, kept
 
@@ -312,8 +314,7 @@ class RetrievalService:
             ]
             quiet = _Run(fired=[], failed=[], timings={})
             await asyncio.to_thread(self._run_scouts, jobs, found, quiet)
-            for c in found.values():
-                c.score = rank.evidence_score(c, self.settings.weights.scout_weights)
+            rank.score_evidence(found, self.settings.weights.scout_weights)
             reason = f"follow-up: found for the model's follow-up query '{text}'"
             hits += [
                 ScoutHit(c.note_id, min(1.0, c.score), reason)
@@ -333,7 +334,7 @@ class RetrievalService:
         clock = time.perf_counter()
         top, heat = self._measure(pool)
         run.timings["temperature"] = _ms(clock)
-        if heat.hot and self.settings.exploration.enabled and self.exploration:
+        if self._explores(heat):
             clock = time.perf_counter()
             shown = top[: ctx.query.limit]  # exploration looks beyond what would be shown
             jobs: list[tuple[str, Callable[[], list[ScoutHit]]]] = [
@@ -343,10 +344,13 @@ class RetrievalService:
             run.timings["exploration"] = _ms(clock)
         return heat
 
+    def _explores(self, heat: Heat) -> bool:
+        """Whether the exploration scouts run at this temperature."""
+        return heat.hot and self.settings.exploration.enabled and bool(self.exploration)
+
     def _measure(self, pool: dict[str, Candidate]) -> tuple[list[str], Heat]:
         """The best candidates by evidence so far, and their temperature."""
-        for c in pool.values():
-            c.score = rank.evidence_score(c, self.settings.weights.scout_weights)
+        rank.score_evidence(pool, self.settings.weights.scout_weights)
         best = rank.ranked(pool)[: self.settings.temperature.top_k]
         top = [c.note_id for c in best]
         scores = {c.note_id: c.score for c in best}
@@ -389,8 +393,7 @@ class RetrievalService:
         return Eligibility(filter=search_filter, allowed=allowed, hidden=hidden)
 
     def _seeds(self, pool: dict[str, Candidate], count: int) -> list[Seed]:
-        for c in pool.values():
-            c.score = rank.evidence_score(c, self.settings.weights.scout_weights)
+        rank.score_evidence(pool, self.settings.weights.scout_weights)
         top = rank.ranked(pool)[:count]
         titles = self.graph.titles(c.note_id for c in top)
         return [Seed(c.note_id, titles.get(c.note_id, c.note_id), c.score) for c in top]
@@ -403,8 +406,10 @@ class RetrievalService:
         receipt_id: str,
         heat: Heat,
         learned: _Learned | None = None,
+        scored: bool = False,
     ) -> tuple[Retrieval, list[ReceiptNode]]:
-        """``learned``: the statistics of (some of) the pool's notes, already being read."""
+        """``learned``: the statistics of (some of) the pool's notes, already being read;
+        ``scored``: the candidates' scores hold their evidence under the settings' weights."""
         cfg = self.settings
         # From the link graph, in step with the catalog: no database round trip.
         note_types = self.graph.note_types(pool)
@@ -425,6 +430,7 @@ class RetrievalService:
             ctx.query_class,
             pool_vectors,
             cfg.mmr_similarity_floor,
+            scored,
         )
         if self.concepts is not None:
             ordered = self.concepts.damp(ordered, note_types, stats, ctx.now)
@@ -490,7 +496,7 @@ class RetrievalService:
         """Terrace 1's weights, with the exploration scouts' weights that feedback taught for
         this query class when they ran."""
         weights = self.settings.weights
-        if not (heat.hot and self.settings.exploration.enabled and self.exploration):
+        if not self._explores(heat):
             return weights
         learned = self.stats.scout_weights(ctx.query_class)
         if not learned:
